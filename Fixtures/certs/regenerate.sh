@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Regenerates every test certificate, key and PKCS#12 file in this folder.
+#
+# The certificates are shaped like Apple's push certificates (subject UID = bundle id, CN with the
+# "Apple ... Push Services:" prefix, OU = team id, the 1.2.840.113635.100.6.3.x extensions) but are
+# issued by a throwaway test CA. They are valid for about a century so CI never breaks on expiry;
+# `expired` is expired on purpose. Passphrase for every protected file: "secret" (see
+# passphrase.txt); the *-nopass files use the empty passphrase.
+#
+# Needs the openssl 3 command line. Run from anywhere: ./Fixtures/certs/regenerate.sh
+set -euo pipefail
+cd "$(dirname "$0")"
+
+DAYS=36500
+PASS=secret
+BUNDLE=com.example.legacy
+TEAM=TEAM123456
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+rm -f ./*.pem ./*.key ./*.p12 ./*.cer ./*.srl
+
+# --- extension profiles -------------------------------------------------------------------------
+cat > "$work/ext.cnf" <<CNF
+[ca_ext]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+
+[intermediate_ext]
+basicConstraints = critical, CA:TRUE, pathlen:0
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+
+[server_ext]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1, IP:::1
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+
+[client_common]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+
+[universal_ext]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+1.2.840.113635.100.6.3.1 = ASN1:NULL
+1.2.840.113635.100.6.3.2 = ASN1:NULL
+1.2.840.113635.100.6.3.6 = ASN1:SEQUENCE:topics
+
+[development_ext]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+1.2.840.113635.100.6.3.1 = ASN1:NULL
+
+[production_ext]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+1.2.840.113635.100.6.3.2 = ASN1:NULL
+
+[topics]
+topic1 = UTF8:$BUNDLE
+kinds1 = SEQUENCE:kinds_app
+topic2 = UTF8:$BUNDLE.voip
+kinds2 = SEQUENCE:kinds_voip
+topic3 = UTF8:$BUNDLE.complication
+kinds3 = SEQUENCE:kinds_complication
+
+[kinds_app]
+kind1 = UTF8:app
+
+[kinds_voip]
+kind1 = UTF8:voip
+
+[kinds_complication]
+kind1 = UTF8:complication
+CNF
+
+# --- certificate authorities --------------------------------------------------------------------
+openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days $DAYS -sha256 \
+    -subj "/CN=LegacyAPNs Test Root CA/O=LegacyAPNs Tests" -extensions ca_ext -config <(cat /usr/lib/ssl/openssl.cnf "$work/ext.cnf") 2>/dev/null
+openssl req -new -newkey rsa:2048 -nodes -keyout wwdr.key -out "$work/wwdr.csr" \
+    -subj "/CN=LegacyAPNs Test Worldwide Developer Relations CA/OU=G4/O=LegacyAPNs Tests" 2>/dev/null
+openssl x509 -req -in "$work/wwdr.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -out wwdr.pem -days $DAYS -sha256 \
+    -extfile "$work/ext.cnf" -extensions intermediate_ext 2>/dev/null
+# A second, unrelated CA: nothing trusts it.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/untrusted-ca.key" -out untrusted-ca.pem -days $DAYS -sha256 \
+    -subj "/CN=Untrusted Test CA/O=Somebody Else" -extensions ca_ext -config <(cat /usr/lib/ssl/openssl.cnf "$work/ext.cnf") 2>/dev/null
+
+# --- the simulator's server identity (127.0.0.1 and localhost), ECDSA P-256 -----------------------
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key -out "$work/server.csr" \
+    -subj "/CN=localhost/O=LegacyAPNs Test Gateway" 2>/dev/null
+openssl x509 -req -in "$work/server.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days $DAYS -sha256 \
+    -extfile "$work/ext.cnf" -extensions server_ext 2>/dev/null
+# A server certificate from the untrusted CA, for "untrusted server" tests.
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout untrusted-server.key -out "$work/us.csr" \
+    -subj "/CN=localhost/O=Impostor Gateway" 2>/dev/null
+openssl x509 -req -in "$work/us.csr" -CA untrusted-ca.pem -CAkey "$work/untrusted-ca.key" -CAcreateserial \
+    -out untrusted-server.pem -days $DAYS -sha256 -extfile "$work/ext.cnf" -extensions server_ext 2>/dev/null
+
+# --- provider (client) certificates ---------------------------------------------------------------
+client() { # name, CN prefix, extension section, issuer cert, issuer key
+    local name=$1 prefix=$2 section=$3 issuer=$4 issuerkey=$5
+    openssl req -new -newkey rsa:2048 -nodes -keyout "$name.key" -out "$work/$name.csr" \
+        -subj "/UID=$BUNDLE/CN=$prefix$BUNDLE/OU=$TEAM/O=Example Corp/C=US" 2>/dev/null
+    openssl x509 -req -in "$work/$name.csr" -CA "$issuer" -CAkey "$issuerkey" -CAcreateserial -out "$name.pem" \
+        -days $DAYS -sha256 -extfile "$work/ext.cnf" -extensions "$section" 2>/dev/null
+}
+client universal "Apple Push Services: " universal_ext wwdr.pem wwdr.key
+client development "Apple Development IOS Push Services: " development_ext wwdr.pem wwdr.key
+client production "Apple Production IOS Push Services: " production_ext wwdr.pem wwdr.key
+client untrusted "Apple Push Services: " universal_ext untrusted-ca.pem "$work/untrusted-ca.key"
+
+# Expired: issued for 2019 only (openssl ca can set explicit dates).
+mkdir -p "$work/ca/newcerts"
+: > "$work/ca/index.txt"
+echo 1000 > "$work/ca/serial"
+cat > "$work/ca.cnf" <<CNF
+[ca]
+default_ca = test
+[test]
+dir = $work/ca
+database = \$dir/index.txt
+new_certs_dir = \$dir/newcerts
+serial = \$dir/serial
+default_md = sha256
+policy = anything
+unique_subject = no
+copy_extensions = none
+[anything]
+UID = optional
+commonName = supplied
+organizationalUnitName = optional
+organizationName = optional
+countryName = optional
+CNF
+cat "$work/ext.cnf" >> "$work/ca.cnf"
+openssl req -new -newkey rsa:2048 -nodes -keyout expired.key -out "$work/expired.csr" \
+    -subj "/UID=$BUNDLE/CN=Apple Push Services: $BUNDLE/OU=$TEAM/O=Example Corp/C=US" 2>/dev/null
+openssl ca -batch -config "$work/ca.cnf" -cert wwdr.pem -keyfile wwdr.key -in "$work/expired.csr" -out "$work/expired.full" \
+    -startdate 20190101000000Z -enddate 20200101000000Z -extensions universal_ext -notext 2>/dev/null
+openssl x509 -in "$work/expired.full" -out expired.pem
+
+# --- key and certificate encodings ---------------------------------------------------------------
+openssl rsa -in universal.key -traditional -out universal-pkcs1.key 2>/dev/null
+openssl pkcs8 -topk8 -nocrypt -in universal.key -out universal-pkcs8.key
+openssl pkcs8 -topk8 -v2 aes-256-cbc -in universal.key -out universal-encrypted.key -passout pass:$PASS
+openssl rsa -in universal.key -traditional -aes128 -out universal-encrypted-pkcs1.key -passout pass:$PASS 2>/dev/null
+mv universal-pkcs8.key universal.key
+cat universal.pem universal.key > universal-combined.pem
+openssl x509 -in universal.pem -outform DER -out universal.cer
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out other.key 2>/dev/null
+cat wwdr.pem ca.pem > chain.pem
+
+# --- PKCS#12 files in every encryption style ------------------------------------------------------
+p12() { # output, cert, key, passphrase, extra flags...
+    local out=$1 cert=$2 key=$3 pass=$4
+    shift 4
+    openssl pkcs12 -export -in "$cert" -inkey "$key" -certfile wwdr.pem -name "$(basename "$out" .p12)" \
+        -out "$out" -passout "pass:$pass" "$@"
+}
+# Modern: AES-256-CBC + PBKDF2, SHA-256 MAC (OpenSSL 3 defaults).
+p12 universal-modern.p12 universal.pem universal.key $PASS
+p12 universal-modern-nopass.p12 universal.pem universal.key ""
+# 3DES for both bags, SHA-1 MAC (loads without the legacy provider).
+p12 universal-3des.p12 universal.pem universal.key $PASS -certpbe PBE-SHA1-3DES -keypbe PBE-SHA1-3DES -macalg sha1
+# Keychain style: RC2-40 certificate bag, 3DES key bag, SHA-1 MAC (needs the legacy provider).
+p12 universal-legacy.p12 universal.pem universal.key $PASS -legacy
+p12 universal-legacy-nopass.p12 universal.pem universal.key "" -legacy
+p12 development.p12 development.pem development.key $PASS -legacy
+p12 production.p12 production.pem production.key $PASS
+p12 expired.p12 expired.pem expired.key $PASS
+openssl pkcs12 -export -in untrusted.pem -inkey untrusted.key -certfile untrusted-ca.pem -name untrusted \
+    -out untrusted.p12 -passout pass:$PASS
+# No encryption at all (openssl -keypbe NONE -certpbe NONE), still with a MAC.
+p12 universal-unencrypted.p12 universal.pem universal.key $PASS -keypbe NONE -certpbe NONE
+
+printf '%s\n' "$PASS" > passphrase.txt
+rm -f ./*.srl
+echo "regenerated $(ls | wc -l) files in $(pwd)"

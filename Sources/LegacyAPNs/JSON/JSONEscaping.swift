@@ -1,0 +1,45 @@
+/// Appends the decimal digits of `value`, without intermediate strings.
+package func appendDecimal(_ value: UInt64, to bytes: inout [UInt8]) {
+    var digitCount = 1
+    var probe = value
+    while probe >= 10 {
+        probe /= 10
+        digitCount += 1
+    }
+    let start = bytes.count
+    bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digitCount))
+    var remaining = value
+    var index = start + digitCount - 1
+    while remaining > 0 {
+        bytes[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+        remaining /= 10
+        index -= 1
+    }
+}
+
+/// Appends `raw` as a JSON string literal: quotes, backslashes and control characters escaped,
+/// everything else (including non-ASCII UTF-8) as is. Bytes that are not valid UTF-8 are repaired
+/// to U+FFFD so the output is always valid JSON.
+package func appendJSONString(_ raw: [UInt8], to bytes: inout [UInt8]) {
+    bytes.append(UInt8(ascii: "\""))
+    let isValidUTF8 = raw.withUnsafeBytes { JSONScanner.isValidUTF8($0) }
+    let text: [UInt8] = isValidUTF8 ? raw : Array(String(decoding: raw, as: UTF8.self).utf8)
+    for byte in text {
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
+        case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        case 0x00..<0x20:
+            bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigit(byte >> 4), hexDigit(byte & 0xF)])
+        default: bytes.append(byte)
+        }
+    }
+    bytes.append(UInt8(ascii: "\""))
+}
+
+@inline(__always)
+private func hexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+}

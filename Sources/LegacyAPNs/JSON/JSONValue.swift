@@ -1,0 +1,97 @@
+/// A JSON value for custom payload keys, with objects that keep their key order.
+public indirect enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case integer(Int)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    /// An object; members are written in this order. Duplicate keys are rejected when written.
+    case object([JSONMember])
+}
+
+/// One key and value of a JSON object.
+public struct JSONMember: Hashable, Sendable {
+    public var key: String
+    public var value: JSONValue
+
+    public init(_ key: String, _ value: JSONValue) {
+        self.key = key
+        self.value = value
+    }
+}
+
+extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByDictionaryLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// Members keep the order they are written in.
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(elements.map { JSONMember($0.0, $0.1) })
+    }
+}
+
+/// Writes compact JSON (no white space) as UTF-8 bytes.
+package struct JSONWriter {
+    package private(set) var bytes: [UInt8] = []
+
+    package init() {}
+
+    package mutating func write(_ value: JSONValue) throws {
+        switch value {
+        case .null: writeRaw("null")
+        case .bool(let flag): writeRaw(flag ? "true" : "false")
+        case .integer(let number): writeRaw(String(number))
+        case .double(let number):
+            guard number.isFinite else {
+                throw LegacyAPNsError(.invalidPayload, "JSON cannot hold the number \(number)")
+            }
+            if let whole = Int(exactly: number), abs(whole) < 1_000_000_000_000_000 {
+                writeRaw(String(whole))
+            } else {
+                writeRaw(String(number))
+            }
+        case .string(let text): writeString(text)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                try write(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members):
+            try writeObject(members.map { ($0.key, $0.value) })
+        }
+    }
+
+    /// Writes an object from ordered members, refusing duplicate keys.
+    package mutating func writeObject(_ members: [(String, JSONValue)]) throws {
+        var seen = Set<String>()
+        bytes.append(UInt8(ascii: "{"))
+        for (index, (key, value)) in members.enumerated() {
+            guard seen.insert(key).inserted else {
+                throw LegacyAPNsError(.invalidPayload, "key \"\(key)\" appears twice in one JSON object")
+            }
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            writeString(key)
+            bytes.append(UInt8(ascii: ":"))
+            try write(value)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    package mutating func writeRaw(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Writes a string literal (see ``appendJSONString(_:to:)``).
+    package mutating func writeString(_ text: String) {
+        appendJSONString(Array(text.utf8), to: &bytes)
+    }
+}

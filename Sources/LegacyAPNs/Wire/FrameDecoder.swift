@@ -1,0 +1,349 @@
+/// An incremental decoder for legacy APNs streams: commands 0, 1, 2 and the error response (8).
+///
+/// Feed it bytes in any split with ``append(_:)-1qbl2`` and pull frames with ``next()``:
+/// - `nil` means more bytes are needed; nothing is consumed on short input;
+/// - a ``Frame`` means one complete, valid frame was consumed;
+/// - a thrown ``FrameDecodingError`` means the bytes are invalid. It carries the status a gateway
+///   would answer and the byte offset. The decoder then stays failed (a gateway stops reading too).
+///
+/// At the end of the stream call ``finish()``: a frame cut short is an error, never dropped.
+///
+/// Checks match the gateway's statuses: token length 0 is 2 (missing device token), a token of
+/// the wrong size 5, payload length 0 is 4, a payload over the limit 7, and anything that cannot
+/// be parsed (unknown command or item, duplicated item, wrong item size, items overrunning the
+/// frame) 128. Oversized length fields are judged as soon as they are read, so hostile lengths
+/// never make the decoder buffer more than one valid frame.
+///
+/// One decoder serves the gateway simulator (notifications only), senders reading error
+/// responses (error responses only) and tools that read fixture files (both).
+public struct FrameDecoder: Sendable {
+    /// What the decoder accepts and how strict it is.
+    public struct Configuration: Hashable, Sendable {
+        /// Payloads larger than this are status 7.
+        public var maximumPayloadSize: Int
+        /// Whether commands 0, 1 and 2 are valid here.
+        public var acceptsNotifications: Bool
+        /// Whether command 8 is valid here.
+        public var acceptsErrorResponses: Bool
+
+        public init(
+            maximumPayloadSize: Int = Payload.defaultMaximumSize, acceptsNotifications: Bool,
+            acceptsErrorResponses: Bool
+        ) {
+            self.maximumPayloadSize = maximumPayloadSize
+            self.acceptsNotifications = acceptsNotifications
+            self.acceptsErrorResponses = acceptsErrorResponses
+        }
+
+        /// What a gateway reads from a provider: notifications only.
+        public static let gateway = Configuration(acceptsNotifications: true, acceptsErrorResponses: false)
+        /// What a provider reads from a gateway: error responses only.
+        public static let provider = Configuration(acceptsNotifications: false, acceptsErrorResponses: true)
+        /// Everything, for reading captures and fixtures.
+        public static let any = Configuration(acceptsNotifications: true, acceptsErrorResponses: true)
+    }
+
+    public let configuration: Configuration
+    private var buffer: [UInt8] = []
+    private var readIndex = 0
+    private var failure: FrameDecodingError?
+
+    /// Absolute stream offset of the next undecoded byte (bytes consumed so far).
+    public private(set) var consumedByteCount = 0
+
+    public init(configuration: Configuration = .any) {
+        self.configuration = configuration
+    }
+
+    /// Bytes received but not yet decoded.
+    public var bufferedByteCount: Int { buffer.count - readIndex }
+
+    /// Adds received bytes.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Adds received bytes.
+    public mutating func append(_ bytes: some Sequence<UInt8>) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    private mutating func compact() {
+        if readIndex == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            readIndex = 0
+        } else if readIndex >= 4096, readIndex * 2 >= buffer.count {
+            buffer.removeFirst(readIndex)
+            readIndex = 0
+        }
+    }
+
+    /// Decodes the next frame, or returns nil when more bytes are needed.
+    public mutating func next() throws(FrameDecodingError) -> Frame? {
+        if let failure { throw failure }
+        let base = consumedByteCount
+        let configuration = self.configuration
+        let start = readIndex
+        let step = buffer.withUnsafeBytes { raw in
+            Self.parse(UnsafeRawBufferPointer(rebasing: raw[start...]), configuration: configuration)
+        }
+        switch step {
+        case .needMore:
+            return nil
+        case .frame(let frame, let length):
+            readIndex += length
+            consumedByteCount += length
+            return frame
+        case .invalid(let problem):
+            let error = FrameDecodingError(
+                status: problem.status, identifier: problem.identifier, offset: base + problem.offset,
+                frameOffset: base, reason: problem.reason)
+            failure = error
+            throw error
+        }
+    }
+
+    /// Declares the end of the stream: throws if bytes of an incomplete frame remain.
+    public func finish() throws(FrameDecodingError) {
+        if let failure { throw failure }
+        let remaining = bufferedByteCount
+        guard remaining > 0 else { return }
+        let expected = buffer.withUnsafeBytes { raw in
+            Self.expectedLength(UnsafeRawBufferPointer(rebasing: raw[readIndex...]))
+        }
+        let command = Command(rawValue: buffer[readIndex])
+        let need = expected.map { ", expected \($0)" } ?? ""
+        throw FrameDecodingError(
+            status: .protocolError, identifier: 0, offset: consumedByteCount + remaining,
+            frameOffset: consumedByteCount,
+            reason: "stream ends inside a frame: \(remaining) bytes of a \(command) frame\(need)", isTruncation: true)
+    }
+
+    // MARK: - Parsing (pure functions over the buffered bytes)
+
+    struct Problem {
+        var status: StatusCode
+        var identifier: UInt32
+        var offset: Int
+        var reason: String
+    }
+
+    enum Step {
+        case needMore
+        case frame(Frame, length: Int)
+        case invalid(Problem)
+    }
+
+    static func parse(_ bytes: UnsafeRawBufferPointer, configuration: Configuration) -> Step {
+        guard let first = bytes.first else { return .needMore }
+        let command = Command(rawValue: first)
+        switch command {
+        case .simple, .enhanced, .itemized:
+            guard configuration.acceptsNotifications else {
+                return .invalid(
+                    Problem(
+                        status: .protocolError, identifier: 0, offset: 0,
+                        reason: "unexpected \(command) frame where only error responses are valid"))
+            }
+            if command == .itemized {
+                return parseItemized(bytes, maximumPayloadSize: configuration.maximumPayloadSize)
+            }
+            return parseFlat(bytes, command: command, maximumPayloadSize: configuration.maximumPayloadSize)
+        case .errorResponse:
+            guard configuration.acceptsErrorResponses else {
+                return .invalid(
+                    Problem(
+                        status: .protocolError, identifier: 0, offset: 0,
+                        reason: "unexpected error response (command 8) from a provider"))
+            }
+            var reader = ByteReader(bytes, readerIndex: 1)
+            guard let status = reader.readInteger(as: UInt8.self), let identifier = reader.readInteger(as: UInt32.self)
+            else {
+                return .needMore
+            }
+            return .frame(
+                .errorResponse(ErrorResponse(status: StatusCode(rawValue: status), identifier: identifier)), length: 6)
+        default:
+            return .invalid(
+                Problem(status: .protocolError, identifier: 0, offset: 0, reason: "unknown command byte \(first)"))
+        }
+    }
+
+    /// Commands 0 and 1: fixed header, then token and payload with 2-byte lengths.
+    private static func parseFlat(_ bytes: UnsafeRawBufferPointer, command: Command, maximumPayloadSize: Int) -> Step {
+        let reader = ByteReader(bytes)
+        let isEnhanced = command == .enhanced
+        let tokenLengthOffset = isEnhanced ? 9 : 1
+        guard let tokenLength = reader.getInteger(at: tokenLengthOffset, as: UInt16.self) else { return .needMore }
+        let identifier = isEnhanced ? reader.getInteger(at: 1, as: UInt32.self)! : 0
+        let expiry = isEnhanced ? reader.getInteger(at: 5, as: UInt32.self)! : 0
+        if tokenLength == 0 {
+            return .invalid(
+                Problem(
+                    status: .missingDeviceToken, identifier: identifier, offset: tokenLengthOffset,
+                    reason: "token length is 0"))
+        }
+        if Int(tokenLength) != DeviceToken.standardByteCount {
+            return .invalid(
+                Problem(
+                    status: .invalidTokenSize, identifier: identifier, offset: tokenLengthOffset,
+                    reason: "token length is \(tokenLength), expected \(DeviceToken.standardByteCount)"))
+        }
+        let payloadLengthOffset = tokenLengthOffset + 2 + Int(tokenLength)
+        guard let payloadLength = reader.getInteger(at: payloadLengthOffset, as: UInt16.self) else { return .needMore }
+        if payloadLength == 0 {
+            return .invalid(
+                Problem(
+                    status: .missingPayload, identifier: identifier, offset: payloadLengthOffset,
+                    reason: "payload length is 0"))
+        }
+        if Int(payloadLength) > maximumPayloadSize {
+            return .invalid(
+                Problem(
+                    status: .invalidPayloadSize, identifier: identifier, offset: payloadLengthOffset,
+                    reason: "payload length is \(payloadLength), the limit is \(maximumPayloadSize)"))
+        }
+        let total = payloadLengthOffset + 2 + Int(payloadLength)
+        guard bytes.count >= total else { return .needMore }
+        let token = DeviceToken(
+            validatedBytes: UnsafeRawBufferPointer(rebasing: bytes[(tokenLengthOffset + 2)..<payloadLengthOffset]))
+        let payload = Payload(unvalidatedBytes: Array(bytes[(payloadLengthOffset + 2)..<total]))
+        let notification = PushNotification(
+            token: token, payload: payload, identifier: isEnhanced ? identifier : nil,
+            expiration: isEnhanced ? Expiration(rawValue: expiry) : nil, priority: nil)
+        return .frame(.notification(notification, command: command), length: total)
+    }
+
+    /// The largest frame length a valid command 2 frame can declare under `maximumPayloadSize`.
+    static func maximumItemFrameLength(maximumPayloadSize: Int) -> Int {
+        (3 + DeviceToken.maximumByteCount) + (3 + maximumPayloadSize) + 7 + 7 + 4
+    }
+
+    /// Command 2: `02 | frame length (4) | items`.
+    ///
+    /// A frame of plausible length is judged once it is complete, so the identifier (item 3, which
+    /// usually follows the token and payload) is known for every error. A frame whose length field
+    /// exceeds what any valid frame can have is judged item by item as bytes arrive.
+    private static func parseItemized(_ bytes: UnsafeRawBufferPointer, maximumPayloadSize: Int) -> Step {
+        let reader = ByteReader(bytes)
+        guard let frameLength = reader.getInteger(at: 1, as: UInt32.self) else { return .needMore }
+        let isOversized = Int(frameLength) > maximumItemFrameLength(maximumPayloadSize: maximumPayloadSize)
+        let frameEnd = 5 + Int(frameLength)
+        if !isOversized, bytes.count < frameEnd { return .needMore }
+
+        var identifier: UInt32? = nil
+        var tokenItem: (offset: Int, range: Range<Int>)? = nil
+        var payloadItem: (offset: Int, range: Range<Int>)? = nil
+        var expiry: UInt32? = nil
+        var priority: UInt8? = nil
+        var seen: UInt8 = 0
+        var index = 5
+
+        func problem(_ status: StatusCode, _ offset: Int, _ reason: String) -> Step {
+            .invalid(Problem(status: status, identifier: identifier ?? 0, offset: offset, reason: reason))
+        }
+
+        while index < frameEnd {
+            guard let itemID = reader.getInteger(at: index, as: UInt8.self),
+                let itemLength = reader.getInteger(at: index + 1, as: UInt16.self)
+            else { return .needMore }
+            let dataStart = index + 3
+            let dataEnd = dataStart + Int(itemLength)
+            if dataStart > frameEnd || dataEnd > frameEnd {
+                return problem(
+                    .protocolError, index, "item \(itemID) of \(itemLength) bytes runs past the end of the frame")
+            }
+            guard (1...5).contains(itemID) else {
+                return problem(.protocolError, index, "unknown item id \(itemID)")
+            }
+            let bit: UInt8 = 1 << itemID
+            guard seen & bit == 0 else {
+                return problem(.protocolError, index, "item \(itemID) appears twice")
+            }
+            seen |= bit
+            switch itemID {
+            case 1:
+                if isOversized, let early = tokenProblem(length: Int(itemLength), at: index) {
+                    return problem(early.status, index, early.reason)
+                }
+                tokenItem = (index, dataStart..<dataEnd)
+            case 2:
+                if isOversized, let early = payloadProblem(length: Int(itemLength), limit: maximumPayloadSize) {
+                    return problem(early.status, index, early.reason)
+                }
+                payloadItem = (index, dataStart..<dataEnd)
+            default:
+                let expected = itemID == 5 ? 1 : 4
+                guard Int(itemLength) == expected else {
+                    return problem(
+                        .protocolError, index, "item \(itemID) has \(itemLength) bytes, expected \(expected)")
+                }
+                guard bytes.count >= dataEnd else { return .needMore }
+                switch itemID {
+                case 3: identifier = reader.getInteger(at: dataStart, as: UInt32.self)
+                case 4: expiry = reader.getInteger(at: dataStart, as: UInt32.self)
+                default: priority = bytes[dataStart]
+                }
+            }
+            if isOversized, bytes.count < dataEnd { return .needMore }
+            index = dataEnd
+        }
+
+        guard let tokenItem else { return problem(.missingDeviceToken, 1, "frame has no token item") }
+        if let issue = tokenProblem(length: tokenItem.range.count, at: tokenItem.offset) {
+            return problem(issue.status, tokenItem.offset, issue.reason)
+        }
+        guard let payloadItem else { return problem(.missingPayload, 1, "frame has no payload item") }
+        if let issue = payloadProblem(length: payloadItem.range.count, limit: maximumPayloadSize) {
+            return problem(issue.status, payloadItem.offset, issue.reason)
+        }
+        let notification = PushNotification(
+            token: DeviceToken(validatedBytes: UnsafeRawBufferPointer(rebasing: bytes[tokenItem.range])),
+            payload: Payload(unvalidatedBytes: Array(bytes[payloadItem.range])),
+            identifier: identifier,
+            expiration: expiry.map(Expiration.init(rawValue:)),
+            priority: priority.map(Priority.init(rawValue:)))
+        return .frame(.notification(notification, command: .itemized), length: frameEnd)
+    }
+
+    private static func tokenProblem(length: Int, at offset: Int) -> (status: StatusCode, reason: String)? {
+        if length == 0 { return (.missingDeviceToken, "token item is empty") }
+        if length > DeviceToken.maximumByteCount {
+            return (
+                .invalidTokenSize, "token item has \(length) bytes, at most \(DeviceToken.maximumByteCount) are allowed"
+            )
+        }
+        return nil
+    }
+
+    private static func payloadProblem(length: Int, limit: Int) -> (status: StatusCode, reason: String)? {
+        if length == 0 { return (.missingPayload, "payload item is empty") }
+        if length > limit { return (.invalidPayloadSize, "payload item has \(length) bytes, the limit is \(limit)") }
+        return nil
+    }
+
+    /// The full length of the frame starting at `bytes`, when its header says.
+    static func expectedLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        let reader = ByteReader(bytes)
+        switch Command(rawValue: bytes[0]) {
+        case .simple:
+            guard let token = reader.getInteger(at: 1, as: UInt16.self),
+                let payload = reader.getInteger(at: 3 + Int(token), as: UInt16.self)
+            else { return nil }
+            return 5 + Int(token) + Int(payload)
+        case .enhanced:
+            guard let token = reader.getInteger(at: 9, as: UInt16.self),
+                let payload = reader.getInteger(at: 11 + Int(token), as: UInt16.self)
+            else { return nil }
+            return 13 + Int(token) + Int(payload)
+        case .itemized:
+            return reader.getInteger(at: 1, as: UInt32.self).map { 5 + Int($0) }
+        case .errorResponse:
+            return ErrorResponse.byteCount
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,145 @@
+/// Writes notification frames (commands 0, 1 and 2) into a reusable ``ByteWriter``.
+///
+/// ```
+/// command 0 (simple):    00 | token length (2) | token | payload length (2) | payload
+/// command 1 (enhanced):  01 | identifier (4) | expiry (4) | token length (2) | token
+///                           | payload length (2) | payload                     = 45 + P bytes
+/// command 2 (itemized):  02 | frame length (4) | items, each: id (1) | length (2) | data
+///                        items in ascending id order: 1 token, 2 payload, and when present
+///                        3 identifier (4), 4 expiry (4), 5 priority (1)        = 61 + P bytes
+/// ```
+/// All integers big-endian. Commands 0 and 1 take 32-byte tokens only; command 2 takes 1...100.
+///
+/// Each frame is written with one capacity check and direct stores, so once the writer has grown
+/// to its working size, encoding allocates nothing and never re-serialises the payload.
+public struct FrameEncoder: Hashable, Sendable {
+    /// Payloads larger than this are refused (default 2048; 256 for gateways older than iOS 8).
+    public var maximumPayloadSize: Int
+
+    public init(maximumPayloadSize: Int = Payload.defaultMaximumSize) {
+        self.maximumPayloadSize = maximumPayloadSize
+    }
+
+    /// The size of `notification` as a frame of `format`, without encoding it.
+    @inlinable
+    public static func encodedSize(
+        of notification: PushNotification, format: FrameFormat, includesIdentifier: Bool
+    ) -> Int {
+        let token = notification.token.count
+        let payload = notification.payload.bytes.count
+        switch format {
+        case .simple:
+            return 5 + token + payload
+        case .enhanced:
+            return 13 + token + payload
+        case .itemized:
+            var size = 5 + 3 + token + 3 + payload
+            if includesIdentifier { size += 7 }
+            if notification.expiration != nil { size += 7 }
+            if notification.priority != nil { size += 4 }
+            return size
+        }
+    }
+
+    /// Checks that `notification` fits `format` under this encoder's limits.
+    @inlinable
+    public func validate(_ notification: PushNotification, format: FrameFormat) throws {
+        let token = notification.token.count
+        if format != .itemized, token != DeviceToken.standardByteCount {
+            throw LegacyAPNsError(
+                .invalidToken,
+                "token has \(token) bytes, \(format.rawValue) frames need \(DeviceToken.standardByteCount)")
+        }
+        let payload = notification.payload.bytes.count
+        if payload == 0 {
+            throw LegacyAPNsError(.invalidPayload, "payload is empty")
+        }
+        if payload > maximumPayloadSize || payload > Int(UInt16.max) {
+            throw LegacyAPNsError(
+                .payloadTooLarge,
+                "payload has \(payload) bytes, the limit is \(Swift.min(maximumPayloadSize, Int(UInt16.max)))")
+        }
+    }
+
+    /// Appends `notification` as one frame of `format`, with the notification's own identifier
+    /// (`nil` writes 0 in an enhanced frame and leaves item 3 out of an item frame).
+    @inlinable
+    public func encode(_ notification: PushNotification, as format: FrameFormat, into writer: inout ByteWriter) throws {
+        try validate(notification, format: format)
+        Self.encodeValidated(notification, as: format, identifier: notification.identifier, into: &writer)
+    }
+
+    /// Appends `notification` as one frame of `format` carrying `identifier` instead of the
+    /// notification's own (what ``PushClient`` does: it numbers frames itself).
+    @inlinable
+    public func encode(
+        _ notification: PushNotification, as format: FrameFormat, identifier: UInt32, into writer: inout ByteWriter
+    ) throws {
+        try validate(notification, format: format)
+        Self.encodeValidated(notification, as: format, identifier: identifier, into: &writer)
+    }
+
+    /// Encodes without checking limits: the caller has called ``validate(_:format:)``.
+    @inlinable
+    public static func encodeValidated(
+        _ notification: PushNotification, as format: FrameFormat, identifier: UInt32?, into writer: inout ByteWriter
+    ) {
+        let size = encodedSize(of: notification, format: format, includesIdentifier: identifier != nil)
+        let tokenCount = notification.token.count
+        notification.payload.bytes.withUnsafeBytes { payload in
+            notification.token.withUnsafeBytes { token in
+                writer.writeWithUnsafeMutableBytes(byteCount: size) { out in
+                    let base = out.baseAddress!
+                    switch format {
+                    case .simple:
+                        out.storeBytes(of: Command.simple.rawValue, toByteOffset: 0, as: UInt8.self)
+                        out.storeBytes(of: UInt16(tokenCount).bigEndian, toByteOffset: 1, as: UInt16.self)
+                        (base + 3).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+                        out.storeBytes(
+                            of: UInt16(payload.count).bigEndian, toByteOffset: 3 + tokenCount, as: UInt16.self)
+                        (base + 5 + tokenCount).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+                    case .enhanced:
+                        out.storeBytes(of: Command.enhanced.rawValue, toByteOffset: 0, as: UInt8.self)
+                        out.storeBytes(of: (identifier ?? 0).bigEndian, toByteOffset: 1, as: UInt32.self)
+                        out.storeBytes(
+                            of: (notification.expiration?.rawValue ?? 0).bigEndian, toByteOffset: 5, as: UInt32.self)
+                        out.storeBytes(of: UInt16(tokenCount).bigEndian, toByteOffset: 9, as: UInt16.self)
+                        (base + 11).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+                        out.storeBytes(
+                            of: UInt16(payload.count).bigEndian, toByteOffset: 11 + tokenCount, as: UInt16.self)
+                        (base + 13 + tokenCount).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+                    case .itemized:
+                        out.storeBytes(of: Command.itemized.rawValue, toByteOffset: 0, as: UInt8.self)
+                        out.storeBytes(of: UInt32(size - 5).bigEndian, toByteOffset: 1, as: UInt32.self)
+                        var offset = 5
+                        out.storeBytes(of: UInt8(1), toByteOffset: offset, as: UInt8.self)
+                        out.storeBytes(of: UInt16(tokenCount).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
+                        (base + offset + 3).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+                        offset += 3 + tokenCount
+                        out.storeBytes(of: UInt8(2), toByteOffset: offset, as: UInt8.self)
+                        out.storeBytes(of: UInt16(payload.count).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
+                        (base + offset + 3).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+                        offset += 3 + payload.count
+                        if let identifier {
+                            out.storeBytes(of: UInt8(3), toByteOffset: offset, as: UInt8.self)
+                            out.storeBytes(of: UInt16(4).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
+                            out.storeBytes(of: identifier.bigEndian, toByteOffset: offset + 3, as: UInt32.self)
+                            offset += 7
+                        }
+                        if let expiration = notification.expiration {
+                            out.storeBytes(of: UInt8(4), toByteOffset: offset, as: UInt8.self)
+                            out.storeBytes(of: UInt16(4).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
+                            out.storeBytes(of: expiration.rawValue.bigEndian, toByteOffset: offset + 3, as: UInt32.self)
+                            offset += 7
+                        }
+                        if let priority = notification.priority {
+                            out.storeBytes(of: UInt8(5), toByteOffset: offset, as: UInt8.self)
+                            out.storeBytes(of: UInt16(1).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
+                            out.storeBytes(of: priority.rawValue, toByteOffset: offset + 3, as: UInt8.self)
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
