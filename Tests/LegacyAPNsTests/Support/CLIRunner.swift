@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+@testable import legacy_push
+
+/// Runs `legacy-push` in-process (parsing and commands, output captured) or as the built binary.
+enum CLIRunner {
+    struct Result: Sendable {
+        var status: Int32
+        var stdout: [UInt8]
+        var stderr: String
+
+        var output: String { String(decoding: stdout, as: UTF8.self) }
+        var outputLines: [String] { output.split(separator: "\n").map(String.init) }
+        var errorLines: [String] { stderr.split(separator: "\n").map(String.init) }
+    }
+
+    /// Runs the command in this process with a memory console.
+    static func run(_ arguments: [String]) async -> Result {
+        let console = Console(sink: .memory)
+        let status = await LegacyPush.main(arguments, console: console)
+        return Result(status: status, stdout: console.capturedOutput, stderr: console.capturedError)
+    }
+
+    /// The built `legacy-push` binary, next to the test bundle.
+    static var binary: URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("legacy-push")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
+            ".build/debug/legacy-push")
+    }
+
+    /// Runs the built binary as a child process, feeding `stdin`, and waits for it.
+    static func runBinary(
+        _ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:], directory: URL? = nil
+    ) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let input = Pipe()
+        let output = Pipe()
+        let error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let writer = Thread {
+            try? input.fileHandleForWriting.write(contentsOf: Data(stdin))
+            try? input.fileHandleForWriting.close()
+        }
+        writer.start()
+        let errorData = Locked<Data>(Data())
+        let errorReader = Thread { errorData.set(error.fileHandleForReading.readDataToEndOfFile()) }
+        errorReader.start()
+        let outData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while errorReader.isExecuting || !errorReader.isFinished { usleep(1000) }
+        return Result(
+            status: process.terminationStatus, stdout: Array(outData),
+            stderr: String(decoding: errorData.get(), as: UTF8.self))
+    }
+}
+
+/// A value behind a lock, for handing results out of threads in tests.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func get() -> Value { lock.withLock { value } }
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    func update<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
+}
