@@ -1,0 +1,78 @@
+/// A notification the gateway refused, with the status it gave.
+public struct Rejection: Hashable, Sendable {
+    /// The notification's 1-based position in the input sequence.
+    public var position: UInt64
+    /// The caller's identifier (``PushNotification/identifier``), if it had one.
+    public var identifier: UInt32?
+    public var token: DeviceToken
+    public var status: StatusCode
+
+    public init(position: UInt64, identifier: UInt32?, token: DeviceToken, status: StatusCode) {
+        self.position = position
+        self.identifier = identifier
+        self.token = token
+        self.status = status
+    }
+}
+
+/// A notification whose fate is unknown: it was written on connections that closed without a
+/// verdict, more often than the retry limit allows, or it was waiting when the send stopped. It
+/// may or may not have been delivered; it was *not* confirmed.
+public struct UnconfirmedNotification: Hashable, Sendable {
+    /// The 1-based position in the input sequence.
+    public var position: UInt64
+    public var notification: PushNotification
+    /// Whether it was ever written to a gateway (false: it certainly was not delivered).
+    public var wasWritten: Bool
+
+    public init(position: UInt64, notification: PushNotification, wasWritten: Bool) {
+        self.position = position
+        self.notification = notification
+        self.wasWritten = wasWritten
+    }
+}
+
+/// What happened to every notification of one ``PushClient/send(_:)`` call.
+///
+/// Every notification taken from the input ends in exactly one of: ``accepted`` (confirmed by the
+/// gateway), ``rejected`` (refused, with a status), or ``unconfirmed`` (fate unknown or not sent,
+/// never counted as success). So `sent == accepted + rejected.count + unconfirmed.count`.
+public struct SendReport: Hashable, Sendable {
+    /// Notifications taken from the input.
+    public var sent: Int = 0
+    /// Notifications the gateway confirmed (by a later error response or the confirmation barrier).
+    public var accepted: Int = 0
+    /// Notifications the gateway refused.
+    public var rejected: [Rejection] = []
+    /// Notifications that could not be confirmed.
+    public var unconfirmed: [UnconfirmedNotification] = []
+    /// Frames written again after an error response, a shutdown or a silent close.
+    public var resent: Int = 0
+    /// Resent notifications that had been written on a connection that closed without a verdict:
+    /// the gateway may have delivered them already, so the device may see them twice.
+    public var possibleDuplicates: Int = 0
+    /// Gateway connections opened.
+    public var connections: Int = 0
+    /// Wall-clock duration of the send, in seconds.
+    public var seconds: Double = 0
+    /// Why the send stopped before every notification had a verdict (certificate refused, gateway
+    /// unreachable), if it did.
+    public var failure: LegacyAPNsError?
+
+    public init() {}
+
+    /// True when every notification was accepted: no rejections, nothing unconfirmed, no failure.
+    public var isCompleteSuccess: Bool { failure == nil && rejected.isEmpty && unconfirmed.isEmpty }
+
+    /// Adds another connection's report (for sends over several connections).
+    public mutating func merge(_ other: SendReport) {
+        sent += other.sent
+        accepted += other.accepted
+        rejected += other.rejected
+        unconfirmed += other.unconfirmed
+        resent += other.resent
+        possibleDuplicates += other.possibleDuplicates
+        connections += other.connections
+        if failure == nil { failure = other.failure }
+    }
+}
