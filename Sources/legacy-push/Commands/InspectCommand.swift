@@ -50,7 +50,7 @@ enum InspectCommand {
             throw LegacyAPNsError(.keyMismatch, CredentialOptions.mismatchReason(certPath: path, keyPath: keyPath))
         }
         if summary.isExpired {
-            console.warning("certificate expired on \(summary.notAfterISO8601) (\(-summary.daysLeft) days ago)")
+            console.warning("certificate expired on \(summary.notAfterISO8601) (\(daysAgo(summary)) days ago)")
             return .refused
         }
         if summary.isNotYetValid {
@@ -63,6 +63,11 @@ enum InspectCommand {
                     : "certificate expires in \(days) day\(days == 1 ? "" : "s") (\(summary.notAfterISO8601))")
         }
         return .success
+    }
+
+    /// Whole days since an expired certificate's end of validity.
+    static func daysAgo(_ summary: CertificateSummary) -> Int64 {
+        (summary.now - summary.notAfter) / 86400
     }
 
     /// The human summary, one aligned `label  value` row a line.
@@ -87,7 +92,7 @@ enum InspectCommand {
         rows.append(("Valid from", summary.notBeforeISO8601))
         let state: String
         if summary.isExpired {
-            state = "EXPIRED \(-summary.daysLeft) days ago"
+            state = "EXPIRED \(daysAgo(summary)) days ago"
         } else if summary.isNotYetValid {
             state = "not yet valid"
         } else {
