@@ -27,9 +27,18 @@ enum PKCS12 {
             defer { PKCS12_free(file) }
 
             let candidates: [String?] = passphrase.map { $0.isEmpty ? ["", nil] : [$0] } ?? ["", nil]
+            let hasMAC = PKCS12_mac_present(file) == 1
             var lastError = OpenSSLError(operation: "PKCS12_parse", messages: [], codes: [])
             for candidate in try macVerified(file, candidates) {
                 ERR_clear_error()
+                if !hasMAC, let candidate {
+                    // PKCS12_parse refuses a MAC-less file whenever a password is given (it insists
+                    // on verifying a MAC first). Give this in-memory copy a MAC made with the
+                    // candidate: it proves nothing, and decryption still decides.
+                    guard PKCS12_set_mac(file, candidate, -1, nil, 0, 1, nil) == 1 else {
+                        throw parseFailure(OpenSSLError.drain("PKCS12_set_mac"))
+                    }
+                }
                 var key: OpaquePointer? = nil
                 var certificate: OpaquePointer? = nil
                 var stack: OpaquePointer? = nil
@@ -65,9 +74,12 @@ enum PKCS12 {
         throw LegacyAPNsError(.wrongPassphrase, "wrong passphrase for the PKCS#12 file")
     }
 
-    private static func parseFailure(_ error: OpenSSLError) -> LegacyAPNsError {
+    /// The error for a file whose MAC (if any) verified but whose contents did not parse.
+    static func parseFailure(
+        _ error: OpenSSLError, hasLegacyProvider: Bool = OpenSSLLibrary.shared.hasLegacyProvider
+    ) -> LegacyAPNsError {
         if error.contains(reason: COpenSSL_ERR_R_UNSUPPORTED) {
-            if !OpenSSLLibrary.shared.hasLegacyProvider {
+            if !hasLegacyProvider {
                 return LegacyAPNsError(
                     .unsupportedCredentials,
                     "the PKCS#12 file uses legacy encryption (RC2-40, as old Keychain exports do), which needs "

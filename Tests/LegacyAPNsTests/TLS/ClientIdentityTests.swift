@@ -1,3 +1,4 @@
+import COpenSSL
 import Testing
 
 @testable import LegacyAPNs
@@ -12,6 +13,7 @@ import Testing
             ("universal-3des.p12", "secret"),  // 3DES bags, SHA-1 MAC
             ("universal-legacy.p12", "secret"),  // Keychain style: RC2-40 certificates (legacy provider)
             ("universal-unencrypted.p12", "secret"),  // no encryption, MAC only
+            ("universal-nomac.p12", "secret"),  // encrypted key, no MAC
             ("universal-modern-nopass.p12", nil),
             ("universal-modern-nopass.p12", ""),
             ("universal-legacy-nopass.p12", nil),
@@ -77,6 +79,19 @@ import Testing
         } catch let error as LegacyAPNsError {
             #expect(error.code == .corruptCredentials, "\(error)")
         }
+    }
+
+    @Test func missingLegacyProviderIsExplainedNotCalledCorrupt() {
+        // What OpenSSL queues for RC2-40 without the legacy provider: 0308010C "unsupported".
+        let unsupported = OpenSSLError(
+            operation: "PKCS12_parse", messages: ["error:0308010C:digital envelope routines::unsupported"],
+            codes: [.init(library: 6, reason: COpenSSL_ERR_R_UNSUPPORTED)])
+        let missing = PKCS12.parseFailure(unsupported, hasLegacyProvider: false)
+        #expect(missing.code == .unsupportedCredentials)
+        #expect(missing.reason.contains("needs OpenSSL's 'legacy' provider, and it is not installed"))
+        let present = PKCS12.parseFailure(unsupported, hasLegacyProvider: true)
+        #expect(present.code == .unsupportedCredentials)
+        #expect(OpenSSLLibrary.shared.hasLegacyProvider)
     }
 
     @Test func keyMismatchIsDetected() throws {
