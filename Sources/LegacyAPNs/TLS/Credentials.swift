@@ -35,26 +35,30 @@ public struct Credentials: Sendable {
     /// - Throws: ``LegacyAPNsError`` `.corruptCredentials` when the bytes are none of the formats,
     ///   or the errors of ``ClientIdentity/init(pkcs12:passphrase:)`` and ``PrivateKey``.
     public init(_ bytes: [UInt8], keyPEM: [UInt8]? = nil, passphrase: String?) throws {
+        let loaded: Credentials
         switch CredentialFormat.detect(bytes) {
         case .pkcs12:
             let contents = try PKCS12.parse(bytes, passphrase: passphrase)
             guard let certificate = contents.certificate else {
                 throw LegacyAPNsError(.missingCredentials, "the PKCS#12 file holds no certificate")
             }
-            let key = try keyPEM.map { try PrivateKey(pemRepresentation: $0, passphrase: passphrase) }
-            self.init(
-                format: .pkcs12, certificate: certificate, chain: contents.chain, privateKey: key ?? contents.privateKey
-            )
+            loaded = Credentials(
+                format: .pkcs12, certificate: certificate, chain: contents.chain, privateKey: contents.privateKey)
         case .pem:
-            try self.init(pem: bytes, keyPEM: keyPEM, passphrase: passphrase)
+            self = try Credentials(pem: bytes, keyPEM: keyPEM, passphrase: passphrase)
+            return
         case .der:
-            let certificate = try Certificate(derRepresentation: bytes)
-            let key = try keyPEM.map { try PrivateKey(pemRepresentation: $0, passphrase: passphrase) }
-            self.init(format: .der, certificate: certificate, chain: [], privateKey: key)
+            loaded = Credentials(
+                format: .der, certificate: try Certificate(derRepresentation: bytes), chain: [], privateKey: nil)
         case nil:
             throw LegacyAPNsError(
                 .corruptCredentials, "not a certificate or PKCS#12 file (expected PKCS#12, PEM or DER contents)")
         }
+        guard let keyPEM else {
+            self = loaded
+            return
+        }
+        self = loaded.replacingPrivateKey(try PrivateKey(pemRepresentation: keyPEM, passphrase: passphrase))
     }
 
     /// Loads PEM: certificates plus an optional key (here or in `keyPEM`). The certificate that

@@ -5,13 +5,14 @@ enum ConvertCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "convert",
-            abstract: "Convert push certificates between .p12, PEM and DER .cer.",
+            abstract: "Convert push certificates between .p12, PEM and .cer.",
             discussion: """
                 Reads a .p12/.pfx (modern AES, 3DES or Keychain-era RC2-40 encryption), PEM (certificates \
                 and possibly a key) or a DER .cer; the format is detected from the content. \
                 --to pem writes the certificate, its chain, then the unencrypted private key, as \
                 'openssl pkcs12 -nodes' does. --to p12 writes a .p12 with modern encryption \
                 (AES-256-CBC, SHA-256 MAC), or with --legacy the RC2-40/3DES/SHA-1 scheme old tools need.
+
                 An existing file is never overwritten without --force. Files holding a private key \
                 are created with mode 0600; the output appears only once completely written.
                 """,

@@ -9,11 +9,12 @@ enum InspectCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "inspect",
-            abstract: "Show a push certificate's topic, environment, validity and key.",
+            abstract: "Show a push certificate's topic, environment and expiry.",
             discussion: """
                 Reads a .p12/.pfx, PEM or DER .cer (detected from the content) and prints who the \
                 certificate is for (the bundle id in its UID, the topics of a universal certificate), \
                 where it works (production, development or both), its validity, key and fingerprints.
+
                 Warns on stderr when fewer than 30 days remain. Exits 1 when the certificate has \
                 expired (the summary is still printed) and 2 when a given --key does not match it \
                 (after printing the summary, with keyMatches false).

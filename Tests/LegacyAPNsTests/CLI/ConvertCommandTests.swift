@@ -42,18 +42,24 @@ import Testing
     func pemToP12OpensWithOpenSSL(legacy: Bool) async throws {
         let scratch = try ScratchDirectory()
         let out = scratch.file("push.p12")
-        let passphrase = CredentialsCLI.environmentVariable("out pass")
+        // The modern file takes its passphrase from PATH (setenv is unsafe in parallel tests).
+        let passphrase = legacy ? "out pass" : try #require(ProcessInfo.processInfo.environment["PATH"])
+        let source =
+            legacy
+            ? ["--out-passphrase-file", try scratch.write(Array("out pass\n".utf8), named: "out.txt"), "--legacy"]
+            : ["--out-passphrase-env", "PATH"]
         let run = await CredentialsCLI.run(
             [
                 "convert", Fixtures.certs("universal.pem"), "--key", Fixtures.certs("universal-encrypted.key"),
-                "--passphrase-file", passphraseFile, "--out", out, "--out-passphrase-env", passphrase, "--name", "Push",
-            ] + (legacy ? ["--legacy"] : []))
+                "--passphrase-file", passphraseFile, "--out", out, "--name", "Push",
+            ] + source)
         #expect(run.status == 0, "\(run.error)")
         #expect(run.error == "")
         #expect(CredentialsCLI.mode(out) == 0o600)
 
         let info = try OpenSSLTool.run(
-            ["pkcs12", "-in", out, "-info", "-nodes", "-passin", "pass:out pass"] + (legacy ? ["-legacy"] : []))
+            ["pkcs12", "-in", out, "-info", "-nodes", "-passin", legacy ? "pass:out pass" : "env:PATH"]
+                + (legacy ? ["-legacy"] : []))
         #expect(info.status == 0, "\(info.error)")
         #expect(info.text.contains("friendlyName: Push"))
         if legacy {
@@ -63,7 +69,7 @@ import Testing
             #expect(info.error.contains("AES-256-CBC"))
             #expect(info.error.contains("MAC: sha256"))
         }
-        let identity = try ClientIdentity(pkcs12: try #require(scratch.read("push.p12")), passphrase: "out pass")
+        let identity = try ClientIdentity(pkcs12: try #require(scratch.read("push.p12")), passphrase: passphrase)
         #expect(identity.certificate.topic == "com.example.legacy")
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import LegacyAPNs
@@ -11,13 +12,11 @@ import Testing
     }
 
     @Test func passphraseFromEnvironment() throws {
-        let name = CredentialsCLI.environmentVariable("from env")
+        // PATH rather than a variable of our own: setenv is unsafe while parallel tests read the
+        // environment (spawning openssl copies it).
+        let path = try #require(ProcessInfo.processInfo.environment["PATH"])
         #expect(
-            try CredentialOptions.passphrase(arguments(["passphrase-env": name]), console: console, for: "x")
-                == "from env")
-        let empty = CredentialsCLI.environmentVariable("")
-        #expect(
-            try CredentialOptions.passphrase(arguments(["passphrase-env": empty]), console: console, for: "x") == "")
+            try CredentialOptions.passphrase(arguments(["passphrase-env": "PATH"]), console: console, for: "x") == path)
     }
 
     @Test func unsetEnvironmentVariableIsAUsageError() {
@@ -39,7 +38,7 @@ import Testing
     }
 
     @Test func bothSourcesAtOnceIsAUsageError() throws {
-        let name = CredentialsCLI.environmentVariable("x")
+        let name = "PATH"
         #expect(throws: CLIError.self) {
             try CredentialOptions.passphrase(
                 arguments(["passphrase-env": name, "passphrase-file": Fixtures.certs("passphrase.txt")]),
@@ -61,11 +60,10 @@ import Testing
         #expect(fromP12.certificate.topic == "com.example.legacy")
         #expect(fromP12.chain.count == 1)
 
-        let name = CredentialsCLI.environmentVariable("secret")
         let fromPEM = try CredentialOptions.loadIdentity(
             arguments([
                 "cert": Fixtures.certs("universal.pem"), "key": Fixtures.certs("universal-encrypted.key"),
-                "passphrase-env": name,
+                "passphrase-file": Fixtures.certs("passphrase.txt"),
             ]), console: console)
         #expect(fromPEM.certificate == fromP12.certificate)
 

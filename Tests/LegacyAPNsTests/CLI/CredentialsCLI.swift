@@ -23,13 +23,6 @@ enum CredentialsCLI {
             error: console.capturedError)
     }
 
-    /// Sets a uniquely named environment variable and returns its name.
-    static func environmentVariable(_ value: String) -> String {
-        let name = "LEGACYAPNS_TEST_\(UInt64.random(in: 0...UInt64.max))"
-        setenv(name, value, 1)
-        return name
-    }
-
     /// The permission bits of a file.
     static func mode(_ path: String) -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int
