@@ -18,7 +18,7 @@ enum ConvertCommand {
                 """,
             arguments: [ArgumentSpec(name: "input", help: "The .p12/.pfx, PEM or .cer file to read.")],
             options: [
-                .value("out", "path", "Where to write the result (required)."),
+                .value("out", "path", "Where to write the result (required); - writes to stdout (needs --to)."),
                 .value(
                     "to", "pem|p12", "The output format; by default taken from --out's extension (.pem, .p12, .pfx)."),
                 .value("key", "path", "A PEM private key to include, when the input does not hold it."),
@@ -55,7 +55,8 @@ enum ConvertCommand {
             }
         }
         let force = arguments.flag("force")
-        try OutputFile.checkWritable(out, overwrite: force)
+        let toStdout = out == "-"
+        if !toStdout { try OutputFile.checkWritable(out, overwrite: force) }
 
         let keyPath = arguments.value("key")
         let credentials = try CredentialOptions.loadCredentials(
@@ -70,6 +71,10 @@ enum ConvertCommand {
                 text = ([credentials.certificate] + credentials.chain).map(\.pemRepresentation).joined()
             }
             let holdsKey = credentials.privateKey != nil
+            if toStdout {
+                console.write(Array(text.utf8))
+                return .success
+            }
             try OutputFile.write(Array(text.utf8), to: out, holdsPrivateKey: holdsKey, overwrite: force)
             console.print("wrote \(out): \(contents(credentials, key: holdsKey ? "unencrypted private key" : nil))")
         case .p12:
@@ -81,6 +86,10 @@ enum ConvertCommand {
             let encryption: PKCS12Encryption = arguments.flag("legacy") ? .legacy : .modern
             let bytes = try identity.pkcs12Representation(
                 passphrase: passphrase, encryption: encryption, friendlyName: arguments.value("name"))
+            if toStdout {
+                console.write(bytes)
+                return .success
+            }
             try OutputFile.write(bytes, to: out, holdsPrivateKey: true, overwrite: force)
             let scheme = encryption == .legacy ? "RC2-40/3DES, SHA-1 MAC" : "AES-256-CBC, SHA-256 MAC"
             console.print("wrote \(out): \(contents(credentials, key: "private key")) (\(scheme))")

@@ -9,7 +9,7 @@ enum InspectCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "inspect",
-            abstract: "Show a push certificate's topic, environment and expiry.",
+            abstract: "Show a certificate's topic, environment and expiry.",
             discussion: """
                 Reads a .p12/.pfx, PEM or DER .cer (detected from the content) and prints who the \
                 certificate is for (the bundle id in its UID, the topics of a universal certificate), \

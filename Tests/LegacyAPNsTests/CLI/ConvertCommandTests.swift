@@ -85,6 +85,14 @@ import Testing
         #expect(mode & 0o600 == 0o600)
     }
 
+    @Test func dashWritesToStdout() async {
+        let run = await CredentialsCLI.run(["convert", Fixtures.certs("universal.cer"), "--out", "-", "--to", "pem"])
+        #expect(run.status == 0)
+        #expect(Array(run.output.utf8) == Fixtures.bytes(Fixtures.certs("universal.pem")))
+        let noFormat = await CredentialsCLI.run(["convert", Fixtures.certs("universal.cer"), "--out", "-"])
+        #expect(noFormat.status == 2)
+    }
+
     @Test func outputFormatComesFromTheExtensionOrTo() async throws {
         let scratch = try ScratchDirectory()
         let unknown = await CredentialsCLI.run([
