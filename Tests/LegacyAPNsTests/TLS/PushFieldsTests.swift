@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func randomBytesNeverTrapTheReader() {
-        var generator = SplitMix64(seed: 0x5EED)
+        var generator = TopicFuzzGenerator(seed: 0x5EED)
         for length in 0..<200 {
             for _ in 0..<20 {
                 var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -91,7 +91,7 @@ import Testing
 }
 
 /// A tiny deterministic generator, so the random-input test is reproducible.
-struct SplitMix64: RandomNumberGenerator {
+private struct TopicFuzzGenerator: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
