@@ -26,8 +26,11 @@ enum PKCS12 {
             }
             defer { PKCS12_free(file) }
 
-            let candidates: [String?] = passphrase.map { $0.isEmpty ? ["", nil] : [$0] } ?? ["", nil]
             let hasMAC = PKCS12_mac_present(file) == 1
+            // Without a MAC, NULL goes first: trying "" gives the file a MAC (below), after which
+            // OpenSSL would turn a NULL password back into "".
+            let empty: [String?] = hasMAC ? ["", nil] : [nil, ""]
+            let candidates: [String?] = passphrase.map { $0.isEmpty ? empty : [$0] } ?? empty
             var lastError = OpenSSLError(operation: "PKCS12_parse", messages: [], codes: [])
             for candidate in try macVerified(file, candidates) {
                 ERR_clear_error()

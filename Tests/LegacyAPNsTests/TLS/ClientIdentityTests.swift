@@ -81,6 +81,19 @@ import Testing
         }
     }
 
+    @Test(arguments: [nil, ""] as [String?])
+    func macLessFilesWithAnEmptyPassphraseLoad(passphrase: String?) throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("nomac-nopass.p12")
+        let result = try OpenSSLTool.run([
+            "pkcs12", "-export", "-in", Fixtures.certs("universal.pem"), "-inkey", Fixtures.certs("universal.key"),
+            "-nomac", "-passout", "pass:", "-out", path,
+        ])
+        #expect(result.status == 0, "\(result.error)")
+        let identity = try ClientIdentity(pkcs12: Fixtures.bytes(path), passphrase: passphrase)
+        #expect(identity.certificate == universal)
+    }
+
     @Test func missingLegacyProviderIsExplainedNotCalledCorrupt() {
         // What OpenSSL queues for RC2-40 without the legacy provider: 0308010C "unsupported".
         let unsupported = OpenSSLError(
