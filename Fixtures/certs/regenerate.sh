@@ -190,6 +190,8 @@ openssl pkcs12 -export -in untrusted.pem -inkey untrusted.key -certfile untruste
     -out untrusted.p12 -passout pass:$PASS
 # No encryption at all (openssl -keypbe NONE -certpbe NONE), still with a MAC.
 p12 universal-unencrypted.p12 universal.pem universal.key $PASS -keypbe NONE -certpbe NONE
+# No MAC at all (-nomac): nothing checks the passphrase before decryption is tried.
+p12 universal-nomac.p12 universal.pem universal.key $PASS -nomac
 
 printf '%s\n' "$PASS" > passphrase.txt
 rm -f ./*.srl

@@ -113,4 +113,11 @@ static inline void COpenSSL_ignore_sigpipe(void) {
     signal(SIGPIPE, SIG_IGN);
 }
 
+// MARK: - Credentials (certificates, keys, PKCS#12)
+//
+// Added for the credentials work (Certificate, PrivateKey, ClientIdentity, PKCS#12 writing).
+
+/// `ERR_R_UNSUPPORTED` ("unsupported"), what OpenSSL reports for RC2-40 without the legacy provider.
+static const int COpenSSL_ERR_R_UNSUPPORTED = ERR_R_UNSUPPORTED;
+
 #endif

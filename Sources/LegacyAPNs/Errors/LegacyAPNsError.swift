@@ -32,6 +32,9 @@ public struct LegacyAPNsError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let keyMismatch = Code(rawValue: "keyMismatch")
         /// A credential that lacks a certificate or a key where one is needed.
         public static let missingCredentials = Code(rawValue: "missingCredentials")
+        /// Credentials protected with an algorithm this OpenSSL cannot use (RC2-40 PKCS#12 files
+        /// when OpenSSL's `legacy` provider is not installed).
+        public static let unsupportedCredentials = Code(rawValue: "unsupportedCredentials")
         /// The TLS layer could not be set up (a context, a CA file).
         public static let tlsConfiguration = Code(rawValue: "tlsConfiguration")
         /// The server's certificate or host name did not verify.

@@ -23,7 +23,7 @@ enum LegacyPush {
 
     /// Every subcommand except `help`.
     static var commands: [CommandSpec] {
-        [FrameCommand.spec]
+        [FrameCommand.spec, ConvertCommand.spec, InspectCommand.spec]
     }
 
     static var helpSpec: CommandSpec {

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+
+@testable import LegacyAPNs
+@testable import legacy_push
+
+@Suite struct CredentialOptionsTests {
+    let console = Console(sink: .memory)
+
+    func arguments(_ values: [String: String]) -> ParsedArguments {
+        ParsedArguments(commandPath: "legacy-push test", values: values.mapValues { [$0] })
+    }
+
+    @Test func passphraseFromEnvironment() throws {
+        // PATH rather than a variable of our own: setenv is unsafe while parallel tests read the
+        // environment (spawning openssl copies it).
+        let path = try #require(ProcessInfo.processInfo.environment["PATH"])
+        #expect(
+            try CredentialOptions.passphrase(arguments(["passphrase-env": "PATH"]), console: console, for: "x") == path)
+    }
+
+    @Test func unsetEnvironmentVariableIsAUsageError() {
+        #expect(throws: CLIError.self) {
+            try CredentialOptions.passphrase(
+                arguments(["passphrase-env": "LEGACYAPNS_TEST_NEVER_SET"]), console: console, for: "x")
+        }
+    }
+
+    @Test(arguments: [
+        ("secret\n", "secret"), ("secret\r\n", "secret"), ("secret", "secret"), ("", ""), ("a b\n\n", "a b\n"),
+    ])
+    func passphraseFromFileLosesOneTrailingNewline(contents: String, expected: String) throws {
+        let scratch = try ScratchDirectory()
+        let path = try scratch.write(Array(contents.utf8), named: "pass.txt")
+        #expect(
+            try CredentialOptions.passphrase(arguments(["passphrase-file": path]), console: console, for: "x")
+                == expected)
+    }
+
+    @Test func bothSourcesAtOnceIsAUsageError() throws {
+        let name = "PATH"
+        #expect(throws: CLIError.self) {
+            try CredentialOptions.passphrase(
+                arguments(["passphrase-env": name, "passphrase-file": Fixtures.certs("passphrase.txt")]),
+                console: console,
+                for: "x")
+        }
+    }
+
+    @Test func neitherSourceWithoutATerminalMeansNoPassphrase() throws {
+        #expect(try CredentialOptions.passphrase(arguments([:]), console: console, for: "x") == nil)
+    }
+
+    @Test func loadsIdentitiesFromP12AndFromPEMPlusKey() throws {
+        let fromP12 = try CredentialOptions.loadIdentity(
+            arguments([
+                "cert": Fixtures.certs("universal-legacy.p12"), "passphrase-file": Fixtures.certs("passphrase.txt"),
+            ]),
+            console: console)
+        #expect(fromP12.certificate.topic == "com.example.legacy")
+        #expect(fromP12.chain.count == 1)
+
+        let fromPEM = try CredentialOptions.loadIdentity(
+            arguments([
+                "cert": Fixtures.certs("universal.pem"), "key": Fixtures.certs("universal-encrypted.key"),
+                "passphrase-file": Fixtures.certs("passphrase.txt"),
+            ]), console: console)
+        #expect(fromPEM.certificate == fromP12.certificate)
+
+        let noPassphrase = try CredentialOptions.loadIdentity(
+            arguments(["cert": Fixtures.certs("universal-legacy-nopass.p12")]), console: console)
+        #expect(noPassphrase.certificate == fromP12.certificate)
+    }
+
+    @Test func loadIdentityErrorsNameTheFile() {
+        #expect(throws: CLIError.self) { try CredentialOptions.loadIdentity(arguments([:]), console: console) }
+        let path = Fixtures.certs("universal-legacy.p12")
+        #expect(throws: LegacyAPNsError(.wrongPassphrase, "\(path): wrong passphrase for the PKCS#12 file")) {
+            try CredentialOptions.loadIdentity(arguments(["cert": path]), console: console)
+        }
+        let pem = Fixtures.certs("universal.pem")
+        #expect(
+            throws: LegacyAPNsError(.missingCredentials, "'\(pem)' holds no private key: give it with --key PATH")
+        ) {
+            try CredentialOptions.loadIdentity(arguments(["cert": pem]), console: console)
+        }
+        let other = Fixtures.certs("other.key")
+        #expect(
+            throws: LegacyAPNsError(
+                .keyMismatch, "private key '\(other)' does not match the certificate in '\(pem)'")
+        ) {
+            try CredentialOptions.loadIdentity(arguments(["cert": pem, "key": other]), console: console)
+        }
+    }
+
+    @Test func optionTablesHaveTheSharedNames() {
+        #expect(CredentialOptions.all.map(\.name) == ["cert", "key", "passphrase-env", "passphrase-file"])
+        #expect(CredentialOptions.passphraseOnly.map(\.name) == ["passphrase-env", "passphrase-file"])
+    }
+}
