@@ -131,6 +131,9 @@ public struct DeliveryStateMachine: Sendable {
         self.window = configuration.cacheCapacity
     }
 
+    /// Whether the connection is open and taking new notifications (``Action/writeNew`` may come).
+    public var isWriting: Bool { state == .open }
+
     /// Notifications written and not yet confirmed.
     public var inFlightCount: Int { inFlight.count }
     /// Notifications waiting to be written again.
@@ -218,6 +221,24 @@ public struct DeliveryStateMachine: Sendable {
         let entry = Entry(position: position, notification: notification, writeCount: 1)
         inFlight.append(entry)
         return entry.wireIdentifier
+    }
+
+    /// The shell did not write a notification taken from the input at `position` because the
+    /// gateway would refuse it anyway (a token of the wrong size, an oversized payload): it is
+    /// rejected at once with the status the gateway would have answered.
+    public mutating func refused(_ notification: PushNotification, position: UInt64, status: StatusCode) {
+        precondition(position > highestPosition, "positions must increase")
+        highestPosition = position
+        report.sent += 1
+        reject(Entry(position: position, notification: notification), status: status)
+    }
+
+    /// A notification the shell took from the input but never wrote, because the slot stopped
+    /// (see ``stop(_:)``): it is reported unconfirmed and not written.
+    public mutating func abandoned(_ notification: PushNotification, position: UInt64) {
+        highestPosition = Swift.max(highestPosition, position)
+        report.sent += 1
+        giveUp(Entry(position: position, notification: notification))
     }
 
     /// The input has no more notifications (or the caller asked to stop taking them).

@@ -69,35 +69,63 @@ public struct DeviceToken: Hashable, Sendable {
     /// - Throws: ``LegacyAPNsError/Code-swift.struct/invalidToken`` naming the first offending
     ///   character, an odd digit count, or a bad length.
     public init(hexString: some StringProtocol) throws {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
+        var text = String(hexString)
+        self = try text.withUTF8 { try DeviceToken(hexBytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Parses hex from UTF-8 bytes with the rules of ``init(hexString:)``, without allocating for
+    /// tokens of up to 32 bytes.
+    public init(hexBytes text: UnsafeRawBufferPointer) throws {
+        var vector = SIMD32<UInt8>()
+        var extended: [UInt8] = []
+        var count = 0
         var high: UInt8? = nil
         var position = 0
-        for scalar in hexString.unicodeScalars {
+        var index = 0
+        while index < text.count {
+            let byte = text[index]
+            index += 1
             position += 1
             let nibble: UInt8
-            switch scalar {
-            case "0"..."9": nibble = UInt8(scalar.value - 48)
-            case "a"..."f": nibble = UInt8(scalar.value - 87)
-            case "A"..."F": nibble = UInt8(scalar.value - 55)
-            case " ", "<", ">": continue
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - 48
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - 87
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = byte - 55
+            case UInt8(ascii: " "), UInt8(ascii: "<"), UInt8(ascii: ">"): continue
             default:
+                // Name the whole character, even if it is several UTF-8 bytes.
+                var end = index
+                while end < text.count, text[end] & 0xC0 == 0x80 { end += 1 }
+                let character = String(
+                    decoding: UnsafeRawBufferPointer(rebasing: text[(index - 1)..<end]), as: UTF8.self)
                 throw LegacyAPNsError(
                     .invalidToken,
-                    "token has \(Self.describe(scalar)) at position \(position), expected hex digits")
+                    "token has \(Self.describe(character.unicodeScalars.first ?? "?")) at position \(position), expected hex digits"
+                )
             }
-            if let pending = high {
-                bytes.append(pending << 4 | nibble)
-                high = nil
-            } else {
+            guard let pending = high else {
                 high = nibble
+                continue
             }
+            high = nil
+            let value = pending << 4 | nibble
+            if count < 32 {
+                vector[count] = value
+            } else {
+                if count == 32 { extended = Swift.withUnsafeBytes(of: vector) { Array($0) } }
+                extended.append(value)
+            }
+            count += 1
         }
         if high != nil {
-            throw LegacyAPNsError(
-                .invalidToken, "token has an odd number of hex digits (\(bytes.count * 2 + 1))")
+            throw LegacyAPNsError(.invalidToken, "token has an odd number of hex digits (\(count * 2 + 1))")
         }
-        try self.init(bytes: bytes)
+        guard count > 0 else { throw LegacyAPNsError(.invalidToken, "token is empty") }
+        guard count <= Self.maximumByteCount else {
+            throw LegacyAPNsError(
+                .invalidToken, "token has \(count) bytes, at most \(Self.maximumByteCount) are allowed")
+        }
+        storage = count <= 32 ? .compact(vector, count: UInt8(count)) : .extended(extended)
     }
 
     private static func describe(_ scalar: Unicode.Scalar) -> String {

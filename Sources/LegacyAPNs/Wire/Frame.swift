@@ -29,11 +29,15 @@ public struct FrameDecodingError: Error, Hashable, Sendable, CustomStringConvert
     public var reason: String
     /// The stream ended inside a frame (only ``FrameDecoder/finish()`` reports this).
     public var isTruncation: Bool
+    /// The first byte of the bad frame. A gateway answers a bad command 0 frame by closing the
+    /// connection without an error response.
+    public var command: Command
 
     public init(
         status: StatusCode, identifier: UInt32, offset: Int, frameOffset: Int, reason: String,
-        isTruncation: Bool = false
+        isTruncation: Bool = false, command: Command
     ) {
+        self.command = command
         self.status = status
         self.identifier = identifier
         self.offset = offset

@@ -99,7 +99,7 @@ public struct FrameDecoder: Sendable {
         case .invalid(let problem):
             let error = FrameDecodingError(
                 status: problem.status, identifier: problem.identifier, offset: base + problem.offset,
-                frameOffset: base, reason: problem.reason)
+                frameOffset: base, reason: problem.reason, command: Command(rawValue: buffer[start]))
             failure = error
             throw error
         }
@@ -118,7 +118,8 @@ public struct FrameDecoder: Sendable {
         throw FrameDecodingError(
             status: .protocolError, identifier: 0, offset: consumedByteCount + remaining,
             frameOffset: consumedByteCount,
-            reason: "stream ends inside a frame: \(remaining) bytes of a \(command) frame\(need)", isTruncation: true)
+            reason: "stream ends inside a frame: \(remaining) bytes of a \(command) frame\(need)", isTruncation: true,
+            command: command)
     }
 
     // MARK: - Parsing (pure functions over the buffered bytes)

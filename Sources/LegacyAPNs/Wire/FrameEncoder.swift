@@ -41,9 +41,22 @@ public struct FrameEncoder: Hashable, Sendable {
         }
     }
 
+    /// The status a gateway would answer for `notification` as a frame of `format`, or nil when
+    /// it is valid: 5 for a token of the wrong size, 4 for an empty payload, 7 for one over the
+    /// limit. Cheap enough for the hot path.
+    @inlinable
+    public func gatewayStatus(for notification: PushNotification, format: FrameFormat) -> StatusCode? {
+        if format != .itemized, notification.token.count != DeviceToken.standardByteCount { return .invalidTokenSize }
+        let payload = notification.payload.bytes.count
+        if payload == 0 { return .missingPayload }
+        if payload > maximumPayloadSize || payload > Int(UInt16.max) { return .invalidPayloadSize }
+        return nil
+    }
+
     /// Checks that `notification` fits `format` under this encoder's limits.
     @inlinable
     public func validate(_ notification: PushNotification, format: FrameFormat) throws {
+        guard gatewayStatus(for: notification, format: format) != nil else { return }
         let token = notification.token.count
         if format != .itemized, token != DeviceToken.standardByteCount {
             throw LegacyAPNsError(
@@ -54,11 +67,9 @@ public struct FrameEncoder: Hashable, Sendable {
         if payload == 0 {
             throw LegacyAPNsError(.invalidPayload, "payload is empty")
         }
-        if payload > maximumPayloadSize || payload > Int(UInt16.max) {
-            throw LegacyAPNsError(
-                .payloadTooLarge,
-                "payload has \(payload) bytes, the limit is \(Swift.min(maximumPayloadSize, Int(UInt16.max)))")
-        }
+        throw LegacyAPNsError(
+            .payloadTooLarge,
+            "payload has \(payload) bytes, the limit is \(Swift.min(maximumPayloadSize, Int(UInt16.max)))")
     }
 
     /// Appends `notification` as one frame of `format`, with the notification's own identifier

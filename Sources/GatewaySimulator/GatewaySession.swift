@@ -1,0 +1,229 @@
+import LegacyAPNs
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One client connection of the simulator: decode in bulk, apply faults, record, answer.
+struct GatewaySession {
+    let simulator: GatewaySimulator
+    let connection: Int
+    let client: String
+
+    enum Verdict {
+        /// Answer with this error response (command 0: close without one), then close gently.
+        case reject(ErrorResponse, token: DeviceToken?, reason: String, command: Command)
+        /// Answer status 10 naming the last accepted notification.
+        case shutdown(UInt32)
+        /// Close without a word.
+        case silentClose
+    }
+
+    func run(_ socket: Socket) {
+        let configuration = simulator.configuration
+        let session: TLSSession
+        do {
+            session = try TLSSession.accept(
+                socket, context: simulator.context, peer: client, timeout: configuration.handshakeTimeout,
+                drainTimeout: configuration.drainTimeout)
+        } catch {
+            simulator.handshakeFailed(client: client, error: error)
+            return
+        }
+        simulator.state.withLock { $0.statistics.connections += 1 }
+        simulator.emit(
+            .connected(
+                connection: connection, client: client, subject: session.peerSubject ?? "(none)",
+                tlsVersion: session.protocolVersion))
+
+        var decoder = FrameDecoder(
+            configuration: .init(
+                maximumPayloadSize: configuration.maximumPayloadSize, acceptsNotifications: true,
+                acceptsErrorResponses: false))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        defer { buffer.deallocate() }
+        var accepted = 0
+        var lastIdentifier: UInt32 = 0
+        var batch: [Frame] = []
+        batch.reserveCapacity(512)
+        let faults = configuration.faults
+
+        while !simulator.isStopping {
+            if faults.readDelay > 0 { Monotonic.sleep(faults.readDelay) }
+            // Read everything available (up to 1 MiB a round), then decode it in one go.
+            var gotData = false
+            var ended = false
+            reading: while decoder.bufferedByteCount < configuration.maximumBufferedBytes {
+                switch session.read(into: buffer) {
+                case .done(let count):
+                    decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    gotData = true
+                    if decoder.bufferedByteCount >= 1 << 20 || faults.readDelay > 0 { break reading }
+                case .wantRead, .wantWrite:
+                    break reading
+                case .closed, .failed:
+                    ended = true
+                    break reading
+                }
+            }
+            var verdict: Verdict?
+            decoding: while verdict == nil {
+                let frame: Frame?
+                do {
+                    frame = try decoder.next()
+                } catch {
+                    verdict = .reject(
+                        error.errorResponse, token: nil, reason: error.description, command: error.command)
+                    break decoding
+                }
+                guard case .notification(let notification, let command)? = frame else { break decoding }
+                let decision = decide(notification, command: command, faults: faults)
+                if case .refuse(let fault) = decision {
+                    verdict = fault
+                    break decoding
+                }
+                accepted += 1
+                lastIdentifier = notification.identifier ?? 0
+                batch.append(frame!)
+                if case .acceptThenShutdown = decision {
+                    verdict = .shutdown(lastIdentifier)
+                } else if let limit = faults.shutdownAfter, accepted == limit {
+                    verdict = .shutdown(lastIdentifier)
+                } else if let limit = faults.closeAfter, accepted == limit {
+                    verdict = .silentClose
+                }
+            }
+            if !batch.isEmpty {
+                simulator.state.withLock { $0.statistics.accepted += batch.count }
+                configuration.recorder?.record(batch, connection: connection)
+                batch.removeAll(keepingCapacity: true)
+            }
+            if verdict == nil, decoder.bufferedByteCount >= configuration.maximumBufferedBytes {
+                verdict = .reject(
+                    ErrorResponse(status: .protocolError, identifier: 0), token: nil,
+                    reason: "more than \(configuration.maximumBufferedBytes) bytes without a complete frame",
+                    command: .enhanced)
+            }
+            if let verdict {
+                finish(session, verdict: verdict, accepted: accepted)
+                return
+            }
+            if ended { break }
+            if !gotData { _ = session.socket.wait(for: Int16(POLLIN), timeout: 0.1) }
+        }
+        simulator.emit(.disconnected(connection: connection, accepted: accepted))
+        session.close()
+    }
+
+    enum Decision {
+        case accept
+        case acceptThenShutdown
+        case refuse(Verdict)
+    }
+
+    /// Applies the configured faults to a well-formed notification.
+    private func decide(_ notification: PushNotification, command: Command, faults: SimulatorFaults) -> Decision {
+        let identifier = notification.identifier ?? 0
+        func reject(_ status: StatusCode, _ reason: String) -> Decision {
+            .refuse(
+                .reject(
+                    ErrorResponse(status: status, identifier: identifier), token: notification.token, reason: reason,
+                    command: command))
+        }
+        if let status = faults.failingTokens[notification.token] {
+            return reject(status, "token is on the fail list")
+        }
+        let (count, roll, pick): (Int, Double, UInt64) = simulator.state.withLock { state in
+            state.received += 1
+            let roll = Double(state.random.next() >> 11) / Double(1 << 53)
+            return (state.received, roll, state.random.next())
+        }
+        if let every = faults.failEvery, every.count > 0, count % every.count == 0 {
+            return reject(every.status, "every \(every.count)th notification fails")
+        }
+        if let random = faults.random {
+            var threshold = random.silentClose
+            if roll < threshold { return .refuse(.silentClose) }
+            threshold += random.reject
+            if roll < threshold {
+                let statuses: [StatusCode] = [
+                    .missingDeviceToken, .missingTopic, .missingPayload, .invalidTokenSize, .invalidTopicSize,
+                    .invalidPayloadSize, .invalidToken, .protocolError, .unknown,
+                ]
+                return reject(statuses[Int(pick % UInt64(statuses.count))], "random fault")
+            }
+            threshold += random.processingError
+            if roll < threshold { return reject(.processingError, "random fault") }
+            threshold += random.shutdown
+            if roll < threshold { return .acceptThenShutdown }
+        }
+        return .accept
+    }
+
+    private func finish(_ session: TLSSession, verdict: Verdict, accepted: Int) {
+        let configuration = simulator.configuration
+        switch verdict {
+        case .silentClose:
+            simulator.state.withLock { $0.statistics.silentCloses += 1 }
+            simulator.emit(.closedSilently(connection: connection, accepted: accepted))
+            session.closeGently(drainTimeout: configuration.drainTimeout)
+        case .reject(let response, let token, let reason, let command):
+            simulator.state.withLock { $0.statistics.rejected += 1 }
+            simulator.emit(.rejected(connection: connection, response: response, token: token, reason: reason))
+            if command == .simple {
+                // Apple's gateway had no way to name a command 0 frame: it just closed.
+                session.closeGently(drainTimeout: configuration.drainTimeout)
+                return
+            }
+            respond(session, response)
+        case .shutdown(let identifier):
+            simulator.state.withLock { $0.statistics.shutdowns += 1 }
+            simulator.emit(.shutdown(connection: connection, identifier: identifier))
+            respond(session, ErrorResponse(status: .shutdown, identifier: identifier))
+        }
+    }
+
+    /// Sends the error response (after the configured delay, reading and discarding meanwhile),
+    /// then closes gently.
+    private func respond(_ session: TLSSession, _ response: ErrorResponse) {
+        let faults = simulator.configuration.faults
+        if faults.errorResponseDelay > 0 {
+            let deadline = Monotonic.now() + faults.errorResponseDelay
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
+            defer { scratch.deallocate() }
+            discard: while Monotonic.now() < deadline {
+                switch session.read(into: scratch) {
+                case .done: continue
+                case .wantRead, .wantWrite:
+                    _ = session.socket.wait(for: Int16(POLLIN), timeout: deadline - Monotonic.now())
+                case .closed, .failed: break discard
+                }
+            }
+        }
+        let bytes = response.bytes
+        if faults.splitErrorResponses {
+            for byte in bytes {
+                guard Self.writeAll(session, [byte]) else { break }
+                Monotonic.sleep(0.002)
+            }
+        } else {
+            _ = Self.writeAll(session, bytes)
+        }
+        session.closeGently(drainTimeout: simulator.configuration.drainTimeout)
+    }
+
+    /// Writes all of `bytes`, waiting for the socket as needed. False if the connection broke.
+    static func writeAll(_ session: TLSSession, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let result = bytes.withUnsafeBytes { session.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+            switch result {
+            case .done(let count): offset += count
+            case .wantWrite: _ = session.socket.wait(for: Int16(POLLOUT), timeout: 5)
+            case .wantRead: _ = session.socket.wait(for: Int16(POLLIN), timeout: 5)
+            case .closed, .failed: return false
+            }
+        }
+        return true
+    }
+}

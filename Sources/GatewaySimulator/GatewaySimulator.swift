@@ -1,0 +1,260 @@
+import FeedbackClient
+import LegacyAPNs
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A faithful local stand-in for Apple's retired binary gateway (port 2195) and feedback
+/// service (port 2196), for testing any legacy sender.
+///
+/// - TLS with a required client certificate that must chain to the configured CA.
+/// - Strict decoding with the same ``FrameDecoder`` as everything else; a bad frame gets the
+///   6-byte error response with the status Apple used, then the connection closes **gently**
+///   (close_notify, FIN, a bounded drain of what the client still sends, then close), so the
+///   client really receives the response instead of losing it to a TCP reset. A bad command 0
+///   frame closes the connection without a response, as Apple did.
+/// - Fault injection (``SimulatorFaults``): failing tokens, every n-th notification, silent
+///   closes, status 10 shutdowns, delayed or split error responses, slow reads, random faults.
+/// - Accepted notifications go to a ``NotificationRecorder`` in batches.
+/// - The feedback port serves the configured tuples once, then forgets them, as Apple did.
+///
+/// ```swift
+/// var configuration = GatewaySimulator.Configuration(identity: serverIdentity, clientTrust: [ca])
+/// configuration.port = 0            // any free port
+/// let simulator = try GatewaySimulator(configuration: configuration)
+/// let endpoints = try simulator.start()
+/// // ... point a sender at endpoints.gateway ...
+/// simulator.stop()
+/// ```
+public final class GatewaySimulator: Sendable {
+    public struct Configuration: Sendable {
+        /// The server certificate and key the simulator presents.
+        public var identity: ClientIdentity
+        /// Client certificates must chain to one of these.
+        public var clientTrust: [Certificate]
+        /// Address to bind; 127.0.0.1 unless you really mean otherwise.
+        public var host = "127.0.0.1"
+        /// Gateway port; 0 picks a free one.
+        public var port: UInt16 = 2195
+        /// Feedback port (0 picks a free one), or nil for no feedback service.
+        public var feedbackPort: UInt16? = 2196
+        /// Payloads larger than this get status 7.
+        public var maximumPayloadSize = Payload.defaultMaximumSize
+        public var faults = SimulatorFaults()
+        /// Tuples the feedback service hands out (once).
+        public var feedback: [FeedbackRecord] = []
+        /// Bytes per TLS record when serving feedback (nil: as many as fit); small values test
+        /// clients' reassembly.
+        public var feedbackChunkSize: Int?
+        /// Connections served at once; more are closed at once.
+        public var maximumConnections = 64
+        /// Bytes a connection may have received but not yet decoded before it counts as hostile.
+        public var maximumBufferedBytes = 1 << 20
+        /// Seconds a client may take for the TLS handshake.
+        public var handshakeTimeout = 10.0
+        /// Seconds to keep reading after an error response, before closing.
+        public var drainTimeout = 1.0
+        /// Where accepted notifications are recorded, if anywhere.
+        public var recorder: (any NotificationRecorder)?
+        /// Called for every ``SimulatorEvent``, from the connection threads.
+        public var events: (@Sendable (SimulatorEvent) -> Void)?
+
+        public init(identity: ClientIdentity, clientTrust: [Certificate]) {
+            self.identity = identity
+            self.clientTrust = clientTrust
+        }
+    }
+
+    /// Where the simulator listens once started.
+    public struct Endpoints: Hashable, Sendable {
+        public var gateway: Endpoint
+        public var feedback: Endpoint?
+    }
+
+    /// Counters since start.
+    public struct Statistics: Hashable, Sendable {
+        public var connections = 0
+        public var accepted = 0
+        public var rejected = 0
+        public var shutdowns = 0
+        public var silentCloses = 0
+        public var handshakeFailures = 0
+        public var feedbackServed = 0
+    }
+
+    struct State {
+        var listeners: [Listener] = []
+        var running = false
+        var activeThreads = 0
+        var activeConnections = 0
+        var nextConnection = 0
+        var statistics = Statistics()
+        var received = 0
+        var random = SplitMix64(seed: 0)
+        var feedback: [FeedbackRecord] = []
+    }
+
+    let configuration: Configuration
+    let context: TLSContext
+    let state: Mutex<State>
+    let stopping = Atomic<Bool>(false)
+    private let threadsDone = ConditionLock()
+
+    /// Prepares the simulator (loads the TLS identity); nothing listens until ``start()``.
+    public init(configuration: Configuration) throws {
+        self.configuration = configuration
+        self.context = try TLSContext.server(identity: configuration.identity, clientTrust: configuration.clientTrust)
+        var initial = State()
+        initial.feedback = configuration.feedback
+        initial.random = SplitMix64(seed: configuration.faults.random?.seed ?? 0)
+        self.state = Mutex(initial)
+    }
+
+    deinit { stop() }
+
+    /// Binds the ports and starts serving.
+    ///
+    /// - Throws: ``LegacyAPNsError/Code-swift.struct/connectionFailed`` when a port is taken.
+    @discardableResult
+    public func start() throws -> Endpoints {
+        let gateway = try Listener(host: configuration.host, port: configuration.port)
+        let feedback = try configuration.feedbackPort.map { try Listener(host: configuration.host, port: $0) }
+        state.withLock { state in
+            state.listeners = [gateway] + (feedback.map { [$0] } ?? [])
+            state.running = true
+        }
+        startThread { self.acceptLoop(gateway, isFeedback: false) }
+        if let feedback { startThread { self.acceptLoop(feedback, isFeedback: true) } }
+        return Endpoints(gateway: gateway.endpoint, feedback: feedback?.endpoint)
+    }
+
+    /// Stops listening, ends every connection, and waits (about a second at most) for the
+    /// connection threads to finish. Flushes the recorder.
+    public func stop() {
+        let listeners: [Listener] = state.withLock { state in
+            defer { state.listeners = [] }
+            state.running = false
+            return state.listeners
+        }
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        for listener in listeners { listener.wake() }
+        let deadline = Monotonic.now() + 5
+        threadsDone.withLock {
+            while state.withLock({ $0.activeThreads }) > 0, Monotonic.now() < deadline {
+                _ = threadsDone.wait(timeout: 0.05)
+            }
+        }
+        configuration.recorder?.flush()
+    }
+
+    /// Counters so far.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Replaces the tuples the feedback service will hand out next.
+    public func setFeedback(_ records: [FeedbackRecord]) {
+        state.withLock { $0.feedback = records }
+    }
+
+    // MARK: - Threads
+
+    func startThread(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.activeThreads += 1 }
+        OSThread.start(name: "apns-sim") {
+            body()
+            self.state.withLock { $0.activeThreads -= 1 }
+            self.threadsDone.withLock { self.threadsDone.broadcast() }
+        }
+    }
+
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    func emit(_ event: SimulatorEvent) {
+        configuration.events?(event)
+    }
+
+    private func acceptLoop(_ listener: Listener, isFeedback: Bool) {
+        while !isStopping {
+            guard let (socket, client) = listener.accept(timeout: 0.5) else { continue }
+            let slot: Int? = state.withLock { state in
+                guard state.activeConnections < configuration.maximumConnections else { return nil }
+                state.activeConnections += 1
+                state.nextConnection += 1
+                return state.nextConnection
+            }
+            guard let connection = slot else {
+                emit(.refused(client: client))
+                socket.close()
+                continue
+            }
+            let box = SocketBox(socket)
+            startThread {
+                if isFeedback {
+                    self.serveFeedback(box.take(), client: client)
+                } else {
+                    GatewaySession(simulator: self, connection: connection, client: client).run(box.take())
+                }
+                self.state.withLock { $0.activeConnections -= 1 }
+            }
+        }
+    }
+
+    private func serveFeedback(_ socket: Socket, client: String) {
+        let session: TLSSession
+        do {
+            session = try TLSSession.accept(
+                socket, context: context, peer: client, timeout: configuration.handshakeTimeout,
+                drainTimeout: configuration.drainTimeout)
+        } catch {
+            handshakeFailed(client: client, error: error)
+            return
+        }
+        let records: [FeedbackRecord] = state.withLock { state in
+            defer { state.feedback = [] }
+            return state.feedback
+        }
+        var writer = ByteWriter(capacity: records.count * 38)
+        for record in records { record.encode(into: &writer) }
+        let chunk = configuration.feedbackChunkSize ?? 16 * 1024
+        var offset = 0
+        let bytes = writer.bytes
+        while offset < bytes.count, !isStopping {
+            let end = Swift.min(bytes.count, offset + chunk)
+            guard GatewaySession.writeAll(session, Array(bytes[offset..<end])) else { break }
+            offset = end
+        }
+        state.withLock { $0.statistics.feedbackServed += records.count }
+        emit(.feedbackServed(client: client, count: records.count))
+        session.closeGently(drainTimeout: configuration.drainTimeout)
+    }
+
+    func handshakeFailed(client: String, error: any Error) {
+        state.withLock { $0.statistics.handshakeFailures += 1 }
+        emit(.handshakeFailed(client: client, reason: (error as? LegacyAPNsError)?.reason ?? "\(error)"))
+    }
+}
+
+/// Moves a non-Sendable socket into the thread that will own it.
+private final class SocketBox: @unchecked Sendable {
+    // @unchecked: handed over exactly once, from the accept thread to the connection thread.
+    private var socket: Socket?
+    init(_ socket: Socket) { self.socket = socket }
+    func take() -> Socket {
+        defer { socket = nil }
+        return socket!
+    }
+}
+
+/// A small deterministic random number generator (SplitMix64), for reproducible faults.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

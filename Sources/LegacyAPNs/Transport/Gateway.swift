@@ -1,0 +1,51 @@
+/// A host and port.
+public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `HOST:PORT` (IPv6 literals in brackets: `[::1]:2195`).
+    public init(parsing text: String) throws {
+        let bad = LegacyAPNsError(.invalidValue, "expected HOST:PORT, got '\(text)'")
+        var hostPart: Substring
+        var portPart: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw bad }
+            hostPart = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { throw bad }
+            portPart = rest.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { throw bad }
+            hostPart = text[..<colon]
+            portPart = text[text.index(after: colon)...]
+        }
+        guard !hostPart.isEmpty, let port = UInt16(portPart), port > 0 else { throw bad }
+        self.init(host: String(hostPart), port: port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// Where notifications go: Apple's gateways (retired in 2021) or any other address.
+public enum Gateway: Hashable, Sendable {
+    /// gateway.push.apple.com:2195
+    case production
+    /// gateway.sandbox.push.apple.com:2195
+    case sandbox
+    /// Any gateway, e.g. a local simulator.
+    case custom(host: String, port: UInt16)
+
+    /// The address to connect to.
+    public var endpoint: Endpoint {
+        switch self {
+        case .production: Endpoint(host: "gateway.push.apple.com", port: 2195)
+        case .sandbox: Endpoint(host: "gateway.sandbox.push.apple.com", port: 2195)
+        case .custom(let host, let port): Endpoint(host: host, port: port)
+        }
+    }
+}

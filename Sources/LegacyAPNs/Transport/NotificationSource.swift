@@ -1,0 +1,126 @@
+/// The hand-over between the caller's (async) input and the connection threads.
+///
+/// The producer pushes batches and is suspended, not blocked, while the queue is full, so memory
+/// stays bounded however long the input is. Connection threads take notifications in small
+/// batches and number them: the position (1-based, in input order) is the notification's identity
+/// for the whole send.
+final class NotificationSource: @unchecked Sendable {
+    // @unchecked: all mutable state is guarded by `lock`.
+
+    private let lock = ConditionLock()
+    private let capacity: Int
+    private var batches = Ring<[PushNotification]>(capacity: 64)
+    private var offsetInFirst = 0
+    private var queued = 0
+    private var nextPosition: UInt64 = 1
+    private var producerFinished = false
+    private var stopped = false
+    private var spaceWaiter: CheckedContinuation<Void, Never>?
+
+    init(capacity: Int) {
+        self.capacity = Swift.max(1, capacity)
+    }
+
+    /// Adds a batch; suspends while the queue is full. Returns false when taking has stopped (the
+    /// producer should stop reading its input).
+    func push(_ batch: [PushNotification]) async -> Bool {
+        let accepted: Bool = lock.withLock {
+            guard !stopped else { return false }
+            batches.append(batch)
+            queued += batch.count
+            lock.broadcast()
+            return true
+        }
+        guard accepted else { return false }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow: Bool = lock.withLock {
+                if queued < capacity || stopped { return true }
+                spaceWaiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        return lock.withLock { !stopped }
+    }
+
+    /// The producer has no more notifications.
+    func finish() {
+        lock.withLock {
+            producerFinished = true
+            lock.broadcast()
+        }
+    }
+
+    /// No more notifications will be taken (cancellation, or a fatal failure).
+    func stop() {
+        let waiter: CheckedContinuation<Void, Never>? = lock.withLock {
+            stopped = true
+            lock.broadcast()
+            defer { spaceWaiter = nil }
+            return spaceWaiter
+        }
+        waiter?.resume()
+    }
+
+    enum TakeResult {
+        /// Some notifications were appended.
+        case taken
+        /// None are queued yet; try again later.
+        case empty
+        /// None will ever come.
+        case finished
+    }
+
+    /// Appends up to `maximum` notifications with their positions to `buffer`, waiting at most
+    /// `timeout` seconds for some to arrive.
+    func take(into buffer: inout [(UInt64, PushNotification)], maximum: Int, timeout: Double) -> TakeResult {
+        var waiter: CheckedContinuation<Void, Never>?
+        let result: TakeResult = lock.withLock {
+            if queued == 0, !producerFinished, !stopped, timeout > 0 {
+                _ = lock.wait(timeout: timeout)
+            }
+            if stopped { return .finished }
+            if queued == 0 { return producerFinished ? .finished : .empty }
+            var taken = 0
+            while taken < maximum, let first = batches.first {
+                let available = first.count - offsetInFirst
+                let count = Swift.min(available, maximum - taken)
+                for index in offsetInFirst..<(offsetInFirst + count) {
+                    buffer.append((nextPosition, first[index]))
+                    nextPosition += 1
+                }
+                taken += count
+                offsetInFirst += count
+                if offsetInFirst == first.count {
+                    _ = batches.removeFirst()
+                    offsetInFirst = 0
+                }
+            }
+            queued -= taken
+            if queued < capacity, spaceWaiter != nil {
+                waiter = spaceWaiter
+                spaceWaiter = nil
+            }
+            return .taken
+        }
+        waiter?.resume()
+        return result
+    }
+
+    /// Notifications pushed but never taken (after a stop), with the positions they would have had.
+    func untaken() -> [(UInt64, PushNotification)] {
+        lock.withLock {
+            var result: [(UInt64, PushNotification)] = []
+            while let first = batches.first {
+                for index in offsetInFirst..<first.count {
+                    result.append((nextPosition, first[index]))
+                    nextPosition += 1
+                }
+                _ = batches.removeFirst()
+                offsetInFirst = 0
+            }
+            queued = 0
+            return result
+        }
+    }
+}

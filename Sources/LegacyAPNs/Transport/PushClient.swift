@@ -1,0 +1,196 @@
+/// Sends notifications over the legacy binary interface, and accounts for every one.
+///
+/// ```swift
+/// let identity = try ClientIdentity(pkcs12: p12Bytes, passphrase: "secret")
+/// var configuration = PushClient.Configuration(
+///     gateway: .custom(host: "127.0.0.1", port: 2195),
+///     tls: TLSConfiguration(identity: identity, trust: try .pem(caBytes)))
+/// configuration.connections = 2
+/// let client = try PushClient(configuration: configuration)
+/// let report = await client.send(notifications)   // any Sequence or AsyncSequence
+/// print(report.accepted, report.rejected, report.unconfirmed)
+/// ```
+///
+/// Each connection is owned by one thread that writes large batches and reads the gateway's
+/// error responses without stalling writes. Resend decisions are made by a
+/// ``DeliveryStateMachine`` per connection: nothing the gateway may have dropped is lost, nothing
+/// is resent silently, and a notification counts as accepted only when the gateway has confirmed
+/// it (see ``DeliveryStateMachine`` for the confirmation barrier).
+public struct PushClient: Sendable {
+    /// Everything about where and how to send.
+    public struct Configuration: Sendable {
+        public var gateway: Gateway
+        public var tls: TLSConfiguration
+        /// Frame format; the default is the enhanced format (command 1).
+        public var format: FrameFormat = .enhanced
+        /// Payload limit in bytes: 2048, or 256 for gateways older than iOS 8.
+        public var maximumPayloadSize: Int = Payload.defaultMaximumSize
+        /// Parallel connections (each with its own thread and cache).
+        public var connections: Int = 1
+        /// Cache size, retry limit and reconnect policy, per connection.
+        public var delivery = DeliveryStateMachine.Configuration()
+        /// Seconds to establish TCP and TLS.
+        public var connectTimeout: Double = 10
+        /// Seconds to wait for the answer to the confirmation barrier.
+        public var verdictTimeout: Double = 10
+        /// When the input pauses this many seconds with notifications in flight, confirm them
+        /// rather than leave them unconfirmed.
+        public var idleConfirmationDelay: Double = 0.25
+        /// Bytes per TLS write (at most one TLS record's 16 KiB is useful).
+        public var writeBatchSize: Int = 16 * 1024
+        /// Seconds a gateway may accept no data before the connection counts as dead.
+        public var stallTimeout: Double = 30
+
+        public init(gateway: Gateway, tls: TLSConfiguration) {
+            self.gateway = gateway
+            self.tls = tls
+        }
+    }
+
+    public let configuration: Configuration
+    private let context: TLSContext
+    private let events: (@Sendable (PushEvent) -> Void)?
+
+    /// Creates a client; nothing connects until ``send(_:)-1r3bd``.
+    ///
+    /// - Parameter events: called for every ``PushEvent`` from the connection threads; keep it
+    ///   quick.
+    /// - Throws: ``LegacyAPNsError`` when the TLS context cannot be built (no usable identity or
+    ///   trust store).
+    public init(configuration: Configuration, events: (@Sendable (PushEvent) -> Void)? = nil) throws {
+        self.configuration = configuration
+        self.context = try TLSContext.client(configuration.tls)
+        self.events = events
+    }
+
+    /// Sends one notification.
+    public func send(_ notification: PushNotification) async -> SendReport {
+        await send([notification])
+    }
+
+    /// Sends every notification of a sequence.
+    public func send<Input: Sequence & Sendable>(_ notifications: Input) async -> SendReport
+    where Input.Element == PushNotification {
+        await send(SequenceAdapter(base: notifications))
+    }
+
+    /// Sends every notification of an asynchronous sequence, streaming: the sequence is read only
+    /// as fast as the gateway takes notifications, so memory stays bounded.
+    ///
+    /// If the sequence throws, no more notifications are taken, the ones taken are confirmed, and
+    /// the error is the report's ``SendReport/failure``. Cancelling the task does the same.
+    public func send<Input: AsyncSequence>(_ notifications: Input) async -> SendReport
+    where Input.Element == PushNotification {
+        let start = Monotonic.now()
+        let source = NotificationSource(capacity: 8192)
+        let collector = ReportCollector(expected: Swift.max(1, configuration.connections))
+        let settings = GatewayConnection.Settings(
+            endpoint: configuration.gateway.endpoint, context: context, format: configuration.format,
+            encoder: FrameEncoder(maximumPayloadSize: configuration.maximumPayloadSize),
+            connectTimeout: configuration.connectTimeout, verdictTimeout: configuration.verdictTimeout,
+            idleConfirmationDelay: configuration.idleConfirmationDelay,
+            writeBatchSize: Swift.max(64, configuration.writeBatchSize), stallTimeout: configuration.stallTimeout)
+        for slot in 0..<Swift.max(1, configuration.connections) {
+            let delivery = configuration.delivery
+            let events = self.events
+            OSThread.start(name: "apns-\(slot)") {
+                let connection = GatewayConnection(
+                    slot: slot, settings: settings, delivery: delivery, source: source, events: events)
+                collector.add(connection.run())
+            }
+        }
+
+        var inputFailure: LegacyAPNsError?
+        await withTaskCancellationHandler {
+            var batch: [PushNotification] = []
+            batch.reserveCapacity(256)
+            do {
+                for try await notification in notifications {
+                    batch.append(notification)
+                    if batch.count == 256 {
+                        guard await source.push(batch) else { break }
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !batch.isEmpty { _ = await source.push(batch) }
+            } catch let error as LegacyAPNsError {
+                inputFailure = error
+            } catch {
+                inputFailure = LegacyAPNsError(.malformedInput, "\(error)")
+            }
+            if inputFailure != nil { source.stop() }
+            source.finish()
+        } onCancel: {
+            source.stop()
+        }
+
+        var report = await collector.result()
+        for (position, notification) in source.untaken() {
+            report.sent += 1
+            report.unconfirmed.append(
+                UnconfirmedNotification(position: position, notification: notification, wasWritten: false))
+        }
+        if report.failure == nil {
+            if let inputFailure {
+                report.failure = inputFailure
+            } else if Task.isCancelled {
+                report.failure = LegacyAPNsError(.cancelled, "the send was cancelled")
+            }
+        }
+        report.rejected.sort { $0.position < $1.position }
+        report.unconfirmed.sort { $0.position < $1.position }
+        report.seconds = Monotonic.now() - start
+        return report
+    }
+}
+
+/// Collects the per-connection reports and wakes the sender when all are in.
+private final class ReportCollector: @unchecked Sendable {
+    // @unchecked: state is guarded by `lock`.
+    private let lock = ConditionLock()
+    private let expected: Int
+    private var reports: [SendReport] = []
+    private var waiter: CheckedContinuation<SendReport, Never>?
+
+    init(expected: Int) { self.expected = expected }
+
+    func add(_ report: SendReport) {
+        let (waiter, merged): (CheckedContinuation<SendReport, Never>?, SendReport?) = lock.withLock {
+            reports.append(report)
+            guard reports.count == expected else { return (nil, nil) }
+            defer { self.waiter = nil }
+            return (self.waiter, merge())
+        }
+        if let waiter, let merged { waiter.resume(returning: merged) }
+    }
+
+    func result() async -> SendReport {
+        await withCheckedContinuation { continuation in
+            let ready: SendReport? = lock.withLock {
+                if reports.count == expected { return merge() }
+                waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    private func merge() -> SendReport {
+        var total = SendReport()
+        for report in reports { total.merge(report) }
+        return total
+    }
+}
+
+/// Presents a `Sequence` as an `AsyncSequence`.
+private struct SequenceAdapter<Base: Sequence>: AsyncSequence {
+    typealias Element = Base.Element
+    let base: Base
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var iterator: Base.Iterator
+        mutating func next() async -> Base.Element? { iterator.next() }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iterator: base.makeIterator()) }
+}

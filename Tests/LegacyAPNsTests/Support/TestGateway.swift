@@ -1,0 +1,75 @@
+import FeedbackClient
+import GatewaySimulator
+import LegacyAPNs
+import Testing
+
+/// A gateway simulator on a free loopback port with the fixture certificates, and clients for it.
+struct TestGateway {
+    let simulator: GatewaySimulator
+    let endpoints: GatewaySimulator.Endpoints
+    let recorder: MemoryRecorder
+    let events: Locked<[SimulatorEvent]>
+
+    static let serverIdentity = try! ClientIdentity(
+        pem: Fixtures.bytes(Fixtures.certs("server.pem")), keyPEM: Fixtures.bytes(Fixtures.certs("server.key")),
+        passphrase: nil)
+    static let ca = Certificate.certificates(pemRepresentation: Fixtures.bytes(Fixtures.certs("ca.pem")))
+    static let clientIdentity = try! ClientIdentity(
+        pkcs12: Fixtures.bytes(Fixtures.certs("universal-modern.p12")), passphrase: "secret")
+
+    init(
+        faults: SimulatorFaults = SimulatorFaults(), feedback: [FeedbackRecord] = [], maximumPayloadSize: Int = 2048,
+        configure: (inout GatewaySimulator.Configuration) -> Void = { _ in }
+    ) throws {
+        var configuration = GatewaySimulator.Configuration(identity: Self.serverIdentity, clientTrust: Self.ca)
+        configuration.port = 0
+        configuration.feedbackPort = 0
+        configuration.faults = faults
+        configuration.feedback = feedback
+        configuration.maximumPayloadSize = maximumPayloadSize
+        configuration.drainTimeout = 2
+        let recorder = MemoryRecorder()
+        let events = Locked<[SimulatorEvent]>([])
+        configuration.recorder = recorder
+        configuration.events = { event in events.update { $0.append(event) } }
+        configure(&configuration)
+        simulator = try GatewaySimulator(configuration: configuration)
+        endpoints = try simulator.start()
+        self.recorder = recorder
+        self.events = events
+    }
+
+    /// A client configuration for this gateway, tuned for fast tests (short backoff and idle delay).
+    func clientConfiguration(identity: ClientIdentity = TestGateway.clientIdentity) -> PushClient.Configuration {
+        var configuration = PushClient.Configuration(
+            gateway: .custom(host: endpoints.gateway.host, port: endpoints.gateway.port),
+            tls: TLSConfiguration(identity: identity, trust: .certificates(Self.ca)))
+        configuration.delivery = DeliveryStateMachine.Configuration(
+            cacheCapacity: 100_000, maximumAttempts: 3,
+            reconnect: ReconnectPolicy(
+                initialDelay: 0.01, multiplier: 2, maximumDelay: 0.1, maximumConsecutiveFailures: 4))
+        configuration.connectTimeout = 5
+        configuration.verdictTimeout = 5
+        configuration.idleConfirmationDelay = 0.05
+        return configuration
+    }
+
+    func stop() { simulator.stop() }
+
+    /// A notification to a deterministic token for `index` (the token's last 8 bytes are `index`).
+    static func notification(_ index: Int, identifier: UInt32? = nil) -> PushNotification {
+        var bytes = [UInt8](repeating: 0xAB, count: 32)
+        bytes[24..<32] = ArraySlice(withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) })
+        return PushNotification(
+            token: try! DeviceToken(bytes: bytes),
+            payload: Payload(unvalidatedBytes: Array(#"{"aps":{"alert":"message \#(index)"}}"#.utf8)),
+            identifier: identifier ?? UInt32(index))
+    }
+
+    /// The index encoded by ``notification(_:identifier:)``.
+    static func index(of notification: PushNotification) -> Int {
+        notification.token.withUnsafeBytes {
+            Int(UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self)))
+        }
+    }
+}

@@ -1,0 +1,229 @@
+import GatewaySimulator
+import LegacyAPNs
+import Testing
+
+/// The client against the simulator over real TLS on loopback.
+@Suite struct PushClientTests {
+    @Test func everyNotificationIsAcceptedAndRecordedOnce() async throws {
+        let gateway = try TestGateway()
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        let notifications = (1...500).map { TestGateway.notification($0) }
+        let report = await client.send(notifications)
+        #expect(report.failure == nil)
+        #expect(report.sent == 500)
+        #expect(report.accepted == 500)
+        #expect(report.isCompleteSuccess)
+        #expect(report.connections == 1)
+        let recorded = gateway.recorder.notifications.map(TestGateway.index(of:))
+        #expect(recorded == Array(1...500))
+    }
+}
+
+@Suite struct PushClientFaultTests {
+    /// Checks the ledger: every notification accepted was recorded, none rejected was recorded,
+    /// and recording more than once happens only for those the report calls possible duplicates.
+    static func checkLedger(
+        _ report: SendReport, recorder: MemoryRecorder, count: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        var times = [Int](repeating: 0, count: count + 1)
+        for notification in recorder.notifications { times[TestGateway.index(of: notification)] += 1 }
+        let rejected = Set(report.rejected.map { Int($0.identifier!) })
+        let unconfirmed = Set(report.unconfirmed.map { Int($0.notification.identifier!) })
+        #expect(report.sent == count, sourceLocation: sourceLocation)
+        #expect(report.accepted + rejected.count + unconfirmed.count == count, sourceLocation: sourceLocation)
+        var extra = 0
+        for index in 1...count {
+            if rejected.contains(index) {
+                #expect(times[index] == 0, "rejected #\(index) was recorded", sourceLocation: sourceLocation)
+            } else if !unconfirmed.contains(index) {
+                #expect(times[index] >= 1, "accepted #\(index) was never recorded", sourceLocation: sourceLocation)
+            }
+            extra += max(0, times[index] - 1)
+        }
+        #expect(extra <= report.possibleDuplicates, "silent duplicates", sourceLocation: sourceLocation)
+    }
+
+    @Test func threeBadTokensWithDelayedErrorResponsesLoseAndDuplicateNothing() async throws {
+        var generator = SplitMix64(seed: 2195)
+        var bad = Set<Int>()
+        while bad.count < 3 { bad.insert(Int(generator.next() % 2000) + 1) }
+        var faults = SimulatorFaults()
+        for index in bad { faults.failingTokens[TestGateway.notification(index).token] = .invalidToken }
+        faults.errorResponseDelay = 0.05  // the client keeps writing while the gateway sits on the error
+        let gateway = try TestGateway(faults: faults)
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        let report = await client.send((1...2000).map { TestGateway.notification($0) })
+
+        #expect(report.failure == nil)
+        #expect(Set(report.rejected.map { Int($0.identifier!) }) == bad)
+        #expect(report.rejected.allSatisfy { $0.status == .invalidToken })
+        #expect(report.accepted == 1997)
+        #expect(report.unconfirmed.isEmpty)
+        #expect(report.possibleDuplicates == 0)
+        #expect(report.resent > 0)
+        let recorded = gateway.recorder.notifications.map(TestGateway.index(of:))
+        #expect(recorded.count == 1997)
+        #expect(Set(recorded) == Set(1...2000).subtracting(bad))
+        Self.checkLedger(report, recorder: gateway.recorder, count: 2000)
+    }
+
+    @Test func shutdownMidwayLosesAndDuplicatesNothing() async throws {
+        var faults = SimulatorFaults()
+        faults.shutdownAfter = 700
+        let gateway = try TestGateway(faults: faults)
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        let report = await client.send((1...2000).map { TestGateway.notification($0) })
+        #expect(report.isCompleteSuccess)
+        #expect(report.accepted == 2000)
+        #expect(report.possibleDuplicates == 0)
+        #expect(report.connections >= 3)
+        let recorded = gateway.recorder.notifications.map(TestGateway.index(of:))
+        #expect(recorded.sorted() == Array(1...2000))
+        #expect(gateway.simulator.statistics.shutdowns >= 2)
+    }
+
+    @Test func silentCloseMidwayLosesNothingAndCountsPossibleDuplicates() async throws {
+        var faults = SimulatorFaults()
+        faults.closeAfter = 1500
+        let gateway = try TestGateway(faults: faults)
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        let report = await client.send((1...2000).map { TestGateway.notification($0) })
+        Self.checkLedger(report, recorder: gateway.recorder, count: 2000)
+        #expect(report.failure == nil)
+        #expect(report.unconfirmed.isEmpty)
+        #expect(report.accepted == 2000)
+        #expect(report.possibleDuplicates > 0)
+        #expect(gateway.simulator.statistics.silentCloses >= 1)
+    }
+
+    @Test func aGatewayThatAlwaysDropsTheConnectionEndsWithEverythingUnconfirmed() async throws {
+        var faults = SimulatorFaults()
+        faults.closeAfter = 1
+        faults.random = .init(seed: 1, silentClose: 1)  // close before processing anything
+        let gateway = try TestGateway(faults: faults)
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        let report = await client.send((1...20).map { TestGateway.notification($0) })
+        #expect(report.accepted == 0)
+        #expect(report.unconfirmed.count + report.rejected.count == 20)
+        #expect(!report.isCompleteSuccess)
+        #expect(gateway.recorder.count == 0)
+    }
+
+    @Test func processingErrorsAreRetried() async throws {
+        var faults = SimulatorFaults()
+        faults.failEvery = (count: 50, status: .processingError)
+        let gateway = try TestGateway(faults: faults)
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        let report = await client.send((1...300).map { TestGateway.notification($0) })
+        Self.checkLedger(report, recorder: gateway.recorder, count: 300)
+        #expect(report.accepted == 300)
+        #expect(report.possibleDuplicates == 0)
+    }
+
+    @Test func splitErrorResponsesAreReassembled() async throws {
+        var faults = SimulatorFaults()
+        faults.failingTokens[TestGateway.notification(5).token] = .invalidToken
+        faults.splitErrorResponses = true
+        let gateway = try TestGateway(faults: faults)
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        let report = await client.send((1...10).map { TestGateway.notification($0) })
+        #expect(report.rejected.map(\.identifier) == [5])
+        #expect(report.accepted == 9)
+    }
+
+    @Test(arguments: [FrameFormat.enhanced, .itemized, .simple])
+    func everyFormatConfirmsDelivery(_ format: FrameFormat) async throws {
+        let gateway = try TestGateway()
+        defer { gateway.stop() }
+        var configuration = gateway.clientConfiguration()
+        configuration.format = format
+        let client = try PushClient(configuration: configuration)
+        let report = await client.send((1...100).map { TestGateway.notification($0) })
+        #expect(report.isCompleteSuccess)
+        #expect(gateway.recorder.count == 100)
+    }
+
+    @Test func severalConnectionsShareTheWork() async throws {
+        var faults = SimulatorFaults()
+        faults.failEvery = (count: 97, status: .invalidToken)
+        let gateway = try TestGateway(faults: faults)
+        defer { gateway.stop() }
+        var configuration = gateway.clientConfiguration()
+        configuration.connections = 3
+        let client = try PushClient(configuration: configuration)
+        let report = await client.send((1...3000).map { TestGateway.notification($0) })
+        Self.checkLedger(report, recorder: gateway.recorder, count: 3000)
+        #expect(report.rejected.count >= 25)
+        #expect(report.possibleDuplicates == 0)
+        #expect(report.connections >= 3)
+    }
+
+    @Test func invalidNotificationsAreRejectedLocallyWithTheGatewaysStatus() async throws {
+        let gateway = try TestGateway()
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        var short = TestGateway.notification(2)
+        short.token = try DeviceToken(hexString: "abcd")
+        var large = TestGateway.notification(3)
+        large.payload = Payload(unvalidatedBytes: [UInt8](repeating: 0x20, count: 3000))
+        let report = await client.send([TestGateway.notification(1), short, large, TestGateway.notification(4)])
+        #expect(report.rejected.map(\.status) == [.invalidTokenSize, .invalidPayloadSize])
+        #expect(report.accepted == 2)
+        #expect(gateway.recorder.count == 2)
+    }
+}
+
+@Suite struct PushClientConnectionFailureTests {
+    @Test func anUntrustedServerStopsAtOnce() async throws {
+        let gateway = try TestGateway { configuration in
+            configuration.identity = try! ClientIdentity(
+                pem: Fixtures.bytes(Fixtures.certs("untrusted-server.pem")),
+                keyPEM: Fixtures.bytes(Fixtures.certs("untrusted-server.key")), passphrase: nil)
+        }
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        let report = await client.send((1...5).map { TestGateway.notification($0) })
+        #expect(report.failure?.code == .serverUntrusted)
+        #expect(report.failure?.reason.contains("is not trusted") == true)
+        #expect(report.connections == 0)
+        #expect(report.unconfirmed.count == 5)
+        #expect(report.unconfirmed.allSatisfy { !$0.wasWritten })
+    }
+
+    @Test(arguments: ["untrusted.p12", "expired.p12"])
+    func aRefusedClientCertificateStopsAtOnceWithoutRetrying(_ file: String) async throws {
+        let gateway = try TestGateway()
+        defer { gateway.stop() }
+        let identity = try ClientIdentity(pkcs12: Fixtures.bytes(Fixtures.certs(file)), passphrase: "secret")
+        let client = try PushClient(configuration: gateway.clientConfiguration(identity: identity))
+        let report = await client.send((1...5).map { TestGateway.notification($0) })
+        #expect(report.failure?.code == .certificateRejected)
+        #expect(report.accepted == 0)
+        #expect(gateway.recorder.count == 0)
+        #expect(gateway.simulator.statistics.handshakeFailures == 1)  // no retry storm
+        if file == "expired.p12" {
+            #expect(report.failure?.reason.contains("expired") == true)
+        }
+    }
+
+    @Test func nothingListeningGivesUpAfterTheConfiguredAttempts() async throws {
+        let gateway = try TestGateway()
+        let port = gateway.endpoints.gateway.port
+        var configuration = gateway.clientConfiguration()
+        gateway.stop()
+        configuration.gateway = .custom(host: "127.0.0.1", port: port)
+        let client = try PushClient(configuration: configuration)
+        let report = await client.send((1...3).map { TestGateway.notification($0) })
+        #expect(report.failure?.code == .connectionFailed)
+        #expect(report.failure?.reason.contains("gave up after 4 attempts") == true)
+        #expect(report.connections == 0)
+        #expect(report.unconfirmed.count == 3)
+    }
+}
