@@ -73,7 +73,8 @@ struct GatewaySession {
                     frame = try decoder.next()
                 } catch {
                     verdict = .reject(
-                        error.errorResponse, token: nil, reason: error.description, command: error.command)
+                        error.errorResponse, token: nil, reason: "byte \(error.offset): \(error.reason)",
+                        command: error.command)
                     break decoding
                 }
                 guard case .notification(let notification, let command)? = frame else { break decoding }

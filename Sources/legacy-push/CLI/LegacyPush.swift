@@ -23,7 +23,7 @@ enum LegacyPush {
 
     /// Every subcommand except `help`.
     static var commands: [CommandSpec] {
-        [FrameCommand.spec, ConvertCommand.spec, InspectCommand.spec]
+        [SendCommand.spec, ServeCommand.spec, ConvertCommand.spec, InspectCommand.spec, FrameCommand.spec]
     }
 
     static var helpSpec: CommandSpec {

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// A `legacy-push` child process whose output lines can be awaited (for `serve` and polling).
+final class ChildProcess: @unchecked Sendable {
+    // @unchecked: the buffers are guarded by `lock`; `process` is only used from the test.
+    let process = Process()
+    private let lock = NSCondition()
+    private var outLines: [String] = []
+    private var errText = ""
+    private var partial = Data()
+
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = CLIRunner.binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            self?.appendOut(data)
+        }
+        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            lock.withLock { errText += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+    }
+
+    private func appendOut(_ data: Data) {
+        lock.withLock {
+            partial.append(data)
+            while let newline = partial.firstIndex(of: 0x0A) {
+                outLines.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
+                partial.removeSubrange(partial.startIndex...newline)
+            }
+            lock.broadcast()
+        }
+    }
+
+    /// Waits (up to `timeout` seconds) for a stdout line satisfying `predicate` and returns it.
+    func waitForLine(timeout: Double = 20, where predicate: (String) -> Bool) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        return lock.withLock {
+            while true {
+                if let line = outLines.first(where: predicate) { return line }
+                if !process.isRunning && partial.isEmpty { return nil }
+                if !lock.wait(until: min(deadline, Date().addingTimeInterval(0.1))), Date() >= deadline { return nil }
+            }
+        }
+    }
+
+    var lines: [String] { lock.withLock { outLines } }
+    var stderr: String { lock.withLock { errText } }
+
+    /// Sends SIGINT and waits for the exit status.
+    func interruptAndWait(timeout: Double = 20) -> Int32? {
+        process.interrupt()
+        return waitForExit(timeout: timeout)
+    }
+
+    func waitForExit(timeout: Double = 20) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            process.terminate()
+            return nil
+        }
+        usleep(50_000)  // let the pipe handlers drain
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}
