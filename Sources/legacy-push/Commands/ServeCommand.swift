@@ -163,18 +163,18 @@ enum ServeCommand {
         for (index, line) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
             let trimmed = line.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
             if trimmed.isEmpty { continue }
-            let where_ = "'\(path)' line \(index + 1)"
+            let location = "'\(path)' line \(index + 1)"
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
-                throw CLIError.usage("\(where_): expected {\"time\":N,\"token\":\"<hex>\"}")
+                throw CLIError.usage("\(location): expected {\"time\":N,\"token\":\"<hex>\"}")
             }
             guard let time = object["time"] as? NSNumber, let seconds = UInt32(exactly: time.doubleValue) else {
-                throw CLIError.usage("\(where_): \"time\" must be UNIX seconds from 0 to 4294967295")
+                throw CLIError.usage("\(location): \"time\" must be UNIX seconds from 0 to 4294967295")
             }
-            guard let hex = object["token"] as? String else { throw CLIError.usage("\(where_): missing \"token\"") }
+            guard let hex = object["token"] as? String else { throw CLIError.usage("\(location): missing \"token\"") }
             do {
                 records.append(FeedbackRecord(timestamp: seconds, token: try DeviceToken(hexString: hex)))
             } catch let error as LegacyAPNsError {
-                throw CLIError.usage("\(where_): \(error.reason)")
+                throw CLIError.usage("\(location): \(error.reason)")
             }
         }
         return records
