@@ -34,7 +34,7 @@ struct GatewaySession {
         simulator.emit(
             .connected(
                 connection: connection, client: client, subject: session.peerSubject ?? "(none)",
-                tlsVersion: session.protocolVersion))
+                tlsVersion: session.protocolVersion + (session.didResume ? " resumed" : "")))
 
         var decoder = FrameDecoder(
             configuration: .init(
@@ -50,21 +50,18 @@ struct GatewaySession {
 
         while !simulator.isStopping {
             if faults.readDelay > 0 { Monotonic.sleep(faults.readDelay) }
-            // Read everything available (up to 1 MiB a round), then decode it in one go.
+            // Decode after every read (one TLS record, up to 16 KiB), as a gateway does: a bad frame
+            // is answered before more of the client's stream piles up behind it.
             var gotData = false
             var ended = false
-            reading: while decoder.bufferedByteCount < configuration.maximumBufferedBytes {
-                switch session.read(into: buffer) {
-                case .done(let count):
-                    decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                    gotData = true
-                    if decoder.bufferedByteCount >= 1 << 20 || faults.readDelay > 0 { break reading }
-                case .wantRead, .wantWrite:
-                    break reading
-                case .closed, .failed:
-                    ended = true
-                    break reading
-                }
+            switch session.read(into: buffer) {
+            case .done(let count):
+                decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                gotData = true
+            case .wantRead, .wantWrite:
+                break
+            case .closed, .failed:
+                ended = true
             }
             var verdict: Verdict?
             decoding: while verdict == nil {
@@ -140,7 +137,7 @@ struct GatewaySession {
             return (state.received, roll, state.random.next())
         }
         if let every = faults.failEvery, every.count > 0, count % every.count == 0 {
-            return reject(every.status, "every \(every.count)th notification fails")
+            return reject(every.status, "--fail-every \(every.count): notification #\(count) fails")
         }
         if let random = faults.random {
             var threshold = random.silentClose

@@ -268,7 +268,7 @@ public struct DeliveryStateMachine: Sendable {
             let count = inFlight.count
             acceptFirst(count)
             consecutiveFailures = 0
-            window = Swift.min(configuration.cacheCapacity, Swift.max(window * 2, count * 2, 1))
+            window = Swift.min(configuration.cacheCapacity, Swift.max(window * 4, count * 4, Self.minimumWindow))
             return
         }
         guard let index = indexInFlight(of: response.identifier) else {
@@ -303,6 +303,19 @@ public struct DeliveryStateMachine: Sendable {
             requeueAll(reason: .errorResponse(response))
         }
         consecutiveFailures = 0
+        adaptWindow(acceptedBeforeVerdict: index)
+    }
+
+    /// The smallest window: enough to keep a TLS record full.
+    static let minimumWindow = 64
+
+    /// Everything written after a rejected notification is discarded and written again, so when
+    /// errors come every few notifications a large window mostly buys resends. After an error
+    /// the next connection writes at most about twice what this one got through before its error
+    /// (then confirms with the barrier, which grows the window fourfold again). A send with rare
+    /// errors keeps the full window.
+    private mutating func adaptWindow(acceptedBeforeVerdict accepted: Int) {
+        window = Swift.min(configuration.cacheCapacity, Swift.max(Self.minimumWindow, 2 * (accepted + 1)))
     }
 
     /// The barrier's verdict did not come in time; the shell closes the connection.

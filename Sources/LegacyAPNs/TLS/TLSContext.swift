@@ -43,7 +43,12 @@ package final class TLSContext: @unchecked Sendable {
         for certificate in clientTrust { _ = SSL_CTX_add_client_CA(context.pointer, certificate.pointer) }
         let sessionContext: [UInt8] = Array("legacy-apns-simulator".utf8)
         _ = SSL_CTX_set_session_id_context(context.pointer, sessionContext, UInt32(sessionContext.count))
-        _ = SSL_CTX_set_num_tickets(context.pointer, 0)
+        // One TLS 1.3 ticket per connection: a client that reconnects after an error response can
+        // resume instead of repeating the certificate handshake.
+        // Stateful tickets (SSL_OP_NO_TICKET with TLS 1.3): the session stays in this context's
+        // cache, so resuming costs no certificate parsing either.
+        _ = SSL_CTX_set_num_tickets(context.pointer, 1)
+        SSL_CTX_set_options(context.pointer, COpenSSL_SSL_OP_NO_TICKET)
         return context
     }
 
@@ -62,6 +67,7 @@ package final class TLSContext: @unchecked Sendable {
             COpenSSL_SSL_OP_NO_COMPRESSION | COpenSSL_SSL_OP_NO_RENEGOTIATION | COpenSSL_SSL_OP_IGNORE_UNEXPECTED_EOF)
         _ = COpenSSL_SSL_CTX_set_mode(
             pointer, COpenSSL_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | COpenSSL_SSL_MODE_ENABLE_PARTIAL_WRITE)
+        _ = COpenSSL_SSL_CTX_set_read_ahead(pointer, 1)
         if let identity {
             guard SSL_CTX_use_certificate(pointer, identity.certificate.pointer) == 1,
                 SSL_CTX_use_PrivateKey(pointer, identity.privateKey.pointer) == 1

@@ -37,6 +37,19 @@ package final class TLSSession {
         socket.close()
     }
 
+    /// A session the next connection to the same server can resume, if the server issued one.
+    package var resumableTicket: TLSTicket? {
+        guard let pointer = SSL_get1_session(ssl) else { return nil }
+        guard SSL_SESSION_is_resumable(pointer) == 1 else {
+            SSL_SESSION_free(pointer)
+            return nil
+        }
+        return TLSTicket(pointer: pointer)
+    }
+
+    /// Whether this connection resumed an earlier session.
+    package var didResume: Bool { SSL_session_reused(ssl) == 1 }
+
     /// The subject of the certificate the peer presented, if any.
     package var peerSubject: String? {
         guard let peer = SSL_get1_peer_certificate(ssl) else { return nil }
@@ -47,8 +60,11 @@ package final class TLSSession {
     package var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
 
     /// Connects to `endpoint` and completes the handshake within `timeout` seconds, verifying the
-    /// server's certificate chain and host name.
-    package static func connect(to endpoint: Endpoint, context: TLSContext, timeout: Double) throws -> TLSSession {
+    /// server's certificate chain and host name. With `resuming`, offers that earlier session, so
+    /// a reconnect after an error response costs no certificate signatures.
+    package static func connect(
+        to endpoint: Endpoint, context: TLSContext, timeout: Double, resuming ticket: TLSTicket? = nil
+    ) throws -> TLSSession {
         let deadline = Monotonic.now() + timeout
         let socket = try Socket.connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
         ERR_clear_error()
@@ -62,6 +78,7 @@ package final class TLSSession {
         guard SSL_set1_host(ssl, endpoint.host) == 1 else {
             throw LegacyAPNsError(.tlsConfiguration, "cannot verify host name '\(endpoint.host)'")
         }
+        if let ticket { _ = SSL_set_session(ssl, ticket.pointer) }
         try session.handshake(deadline: deadline, step: SSL_connect, isClient: true)
         return session
     }
@@ -238,4 +255,13 @@ package final class TLSSession {
         var v6 = in6_addr()
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
+}
+
+/// A resumable TLS session (an `SSL_SESSION`), kept by a connection slot between connections.
+package final class TLSTicket {
+    let pointer: OpaquePointer
+
+    init(pointer: OpaquePointer) { self.pointer = pointer }
+
+    deinit { SSL_SESSION_free(pointer) }
 }

@@ -27,7 +27,14 @@ final class GatewayConnection {
     private let source: NotificationSource
     private let events: (@Sendable (PushEvent) -> Void)?
     private var machine: DeliveryStateMachine
-    private var session: TLSSession?
+    private var session: TLSSession? {
+        willSet {
+            // Keep the latest resumable session: reconnecting after an error response then costs no
+            // certificate signatures.
+            if let old = session, newValue !== old, let ticket = old.resumableTicket { self.ticket = ticket }
+        }
+    }
+    private var ticket: TLSTicket?
     private var writer: ByteWriter
     private var decoder = FrameDecoder(configuration: .provider)
     private var local: [(UInt64, PushNotification)] = []
@@ -113,7 +120,8 @@ final class GatewayConnection {
     private func open() {
         do {
             session = try TLSSession.connect(
-                to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout)
+                to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout, resuming: ticket)
+            ticket = nil
             decoder = FrameDecoder(configuration: .provider)
             writer.clear()
             machine.connected()

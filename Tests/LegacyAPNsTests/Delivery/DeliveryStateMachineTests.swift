@@ -185,7 +185,7 @@ import Testing
         // Window full: confirm before writing more.
         Self.confirm(&machine, highest: 8)
         #expect(machine.report.accepted == 4)
-        #expect(machine.currentWindow == 8)
+        #expect(machine.currentWindow == 64)  // grows fourfold, at least to the minimum
         #expect(machine.nextAction() == .connect(delay: 0))  // progress resets the backoff
         machine.connected()
         Self.expectResends(&machine, [5, 6, 7, 8])
@@ -233,6 +233,29 @@ import Testing
         machine.expectNext(.finished)
         #expect(machine.report.accepted == 7)
         #expect(machine.report.connections == 3)
+    }
+
+    @Test func frequentErrorsShrinkTheWindowSoFewerNotificationsAreWrittenOnlyToBeDiscarded() {
+        var machine = Self.machine(capacity: 1000)
+        Self.connectAndWrite(&machine, 1...400)
+        // #101 is rejected after 100 were accepted: the next connection writes at most ~2x that.
+        machine.received(ErrorResponse(status: .invalidToken, identifier: 101))
+        #expect(machine.currentWindow == 202)
+        machine.expectNext(.close)
+        machine.closed(.unexpected(reason: "eof"))
+        machine.expectNext(.connect(delay: 0))
+        machine.connected()
+        Self.expectResends(&machine, Array(102...303))
+        // Window full: confirm the 202 before writing more; the window then grows fourfold.
+        Self.confirm(&machine, highest: 400)
+        #expect(machine.report.accepted == 302)
+        #expect(machine.currentWindow == 808)
+        // An error on the very first frame keeps a minimum window.
+        machine.expectNext(.connect(delay: 0))
+        machine.connected()
+        Self.expectResends(&machine, [304])
+        machine.received(ErrorResponse(status: .invalidToken, identifier: 304))
+        #expect(machine.currentWindow == 64)
     }
 
     @Test func aStalledInputIsConfirmedRatherThanLeftInFlight() {

@@ -1,0 +1,159 @@
+import Foundation
+import LegacyAPNs
+
+enum EndToEndBenchmarks {
+    static func client(port: UInt16, connections: Int) throws -> PushClient {
+        let identity = try ClientIdentity(
+            pkcs12: Array(try Data(contentsOf: URL(fileURLWithPath: Package.certs("universal-modern.p12")))),
+            passphrase: "secret")
+        let ca = Certificate.certificates(
+            pemRepresentation: Array(try Data(contentsOf: URL(fileURLWithPath: Package.certs("ca.pem")))))
+        var configuration = PushClient.Configuration(
+            gateway: .custom(host: "127.0.0.1", port: port),
+            tls: TLSConfiguration(identity: identity, trust: .certificates(ca)))
+        configuration.connections = connections
+        return try PushClient(configuration: configuration)
+    }
+
+    static func notifications(_ count: Int) -> [PushNotification] {
+        (0..<count).map { index in
+            var notification = Sample.notification
+            var bytes = [UInt8](repeating: 0x74, count: 32)
+            withUnsafeBytes(of: UInt64(index).bigEndian) { bytes.replaceSubrange(24..<32, with: $0) }
+            notification.token = try! DeviceToken(bytes: bytes)
+            notification.identifier = UInt32(truncatingIfNeeded: index)
+            return notification
+        }
+    }
+
+    static func run(quick: Bool, report: (BenchmarkResult) -> Void) async {
+        let count = quick ? 200_000 : 2_000_000
+        let input = notifications(count)
+        let cases: [(String, Int, [String])] = [
+            ("end-to-end, 1 TLS connection", 1, []),
+            ("end-to-end, 2 TLS connections", 2, []),
+            ("end-to-end, 4 TLS connections", 4, []),
+            ("end-to-end, 1 connection, 1 % rejected", 1, ["--fail-every", "100"]),
+            ("end-to-end, 2 connections, 1 % rejected", 2, ["--fail-every", "100"]),
+            ("end-to-end, 4 connections, 1 % rejected", 4, ["--fail-every", "100"]),
+        ]
+        for (name, connections, serveFlags) in cases {
+            do {
+                let server = try ServeProcess(serveFlags + ["--no-feedback"])
+                let client = try client(port: server.gatewayPort, connections: connections)
+                let serverCPU = server.cpuSeconds ?? 0
+                let cpu = Clock.processCPU()
+                let sent = serveFlags.isEmpty ? input : Array(input.prefix(count / 4))
+                let sendReport = await client.send(sent)
+                let clientCPU = Clock.processCPU() - cpu
+                let simulatorCPU = (server.cpuSeconds ?? 0) - serverCPU
+                server.stop()
+                let lost = sendReport.sent - sendReport.accepted - sendReport.rejected.count
+                var note =
+                    "client \(String(format: "%.2f", clientCPU)) s CPU + simulator \(String(format: "%.2f", simulatorCPU)) s CPU; "
+                    + "\(sendReport.connections) TLS connections; accepted \(sendReport.accepted), rejected \(sendReport.rejected.count), "
+                    + "resent \(sendReport.resent), unconfirmed \(sendReport.unconfirmed.count)"
+                if lost != 0 || sendReport.failure != nil {
+                    note += " FAILED: \(sendReport.failure?.reason ?? "lost \(lost)")"
+                }
+                report(
+                    BenchmarkResult(
+                        name: name, count: sent.count, seconds: sendReport.seconds, unit: "notifs",
+                        cpuSeconds: clientCPU + simulatorCPU, bytes: sent.count * 145, note: note))
+            } catch {
+                report(BenchmarkResult(name: name, count: 0, seconds: 1, unit: "notifs", note: "FAILED: \(error)"))
+            }
+        }
+    }
+}
+
+/// Runs a command and measures wall time, CPU time and peak memory (wait4's rusage).
+enum Measured {
+    struct Outcome {
+        var status: Int32
+        var seconds: Double
+        var cpuSeconds: Double
+        var peakMemoryMB: Double
+    }
+
+    static func run(_ path: String, _ arguments: [String], stdout: String = "/dev/null") -> Outcome {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let start = Clock.now()
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        posix_spawn_file_actions_destroy(&actions)
+        guard spawned == 0 else { return Outcome(status: -1, seconds: 0, cpuSeconds: 0, peakMemoryMB: 0) }
+        var status: Int32 = 0
+        var usage = rusage()
+        _ = wait4(pid, &status, 0, &usage)
+        let seconds = Clock.now() - start
+        return Outcome(
+            status: (status >> 8) & 0xFF, seconds: seconds,
+            cpuSeconds: Clock.seconds(usage.ru_utime) + Clock.seconds(usage.ru_stime),
+            peakMemoryMB: Double(usage.ru_maxrss) / 1024)
+    }
+}
+
+enum CLIBenchmarks {
+    static func run(quick: Bool, report: (BenchmarkResult) -> Void) {
+        let count = quick ? 100_000 : 1_000_000
+        let path = NSTemporaryDirectory() + "/legacy-push-bench-\(getpid()).jsonl"
+        defer { unlink(path) }
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+            let handle = FileHandle(forWritingAtPath: path)
+        else {
+            report(
+                BenchmarkResult(name: "cli", count: 0, seconds: 1, unit: "lines", note: "FAILED: cannot write \(path)"))
+            return
+        }
+        var chunk = ""
+        for index in 1...count {
+            chunk +=
+                #"{"token":"74747474747474747474747474747474747474747474747474747474"# + String(format: "%08x", index)
+                + #"","payload":{"aps":{"alert":"You have a new message","badge":3,"sound":"ping.aiff"},"n":\#(index)}}"#
+                + "\n"
+            if index % 10_000 == 0 {
+                handle.write(Data(chunk.utf8))
+                chunk = ""
+            }
+        }
+        handle.write(Data(chunk.utf8))
+        try? handle.close()
+        let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+
+        guard let server = try? ServeProcess(["--no-feedback"]) else {
+            report(
+                BenchmarkResult(name: "cli", count: 0, seconds: 1, unit: "lines", note: "FAILED: serve did not start"))
+            return
+        }
+        let serverCPU = server.cpuSeconds ?? 0
+        let outcome = Measured.run(
+            Package.cli,
+            [
+                "send", "--input", path, "--gateway", "127.0.0.1:\(server.gatewayPort)", "--ca-file",
+                Package.certs("ca.pem"),
+                "--cert", Package.certs("universal-modern.p12"), "--passphrase-file", Package.certs("passphrase.txt"),
+                "--quiet",
+            ])
+        let simulatorCPU = (server.cpuSeconds ?? 0) - serverCPU
+        server.stop()
+        report(
+            BenchmarkResult(
+                name: "CLI: send --input \(count / 1000)k lines into serve", count: count, seconds: outcome.seconds,
+                unit: "lines",
+                cpuSeconds: outcome.cpuSeconds, bytes: fileSize, peakMemoryMB: outcome.peakMemoryMB,
+                note:
+                    "exit \(outcome.status); send CPU \(String(format: "%.2f", outcome.cpuSeconds)) s, serve CPU \(String(format: "%.2f", simulatorCPU)) s"
+            ))
+    }
+}
+
+enum FeedbackBenchmarks {
+    static func run(quick: Bool, report: (BenchmarkResult) -> Void) async {
+        report(BenchmarkResult(name: "feedback", count: 0, seconds: 1, unit: "tuples", note: "not yet measured"))
+    }
+}
