@@ -23,7 +23,7 @@ enum LegacyPush {
 
     /// Every subcommand except `help`.
     static var commands: [CommandSpec] {
-        [FrameCommand.spec, ConvertCommand.spec, InspectCommand.spec]
+        [FrameCommand.spec, ConvertCommand.spec, InspectCommand.spec, FeedbackCommand.spec]
     }
 
     static var helpSpec: CommandSpec {
