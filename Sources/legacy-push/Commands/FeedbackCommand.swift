@@ -141,7 +141,7 @@ enum FeedbackCommand {
                 for record in poll.records { console.print(format(record)) }
                 console.flush()
                 if let saveFailure = save?.failure { throw saveFailure }
-                if let failure = poll.failure {
+                if let failure = poll.failure, poll.consecutiveFailures < maximumFailures ?? .max {
                     let wait =
                         Double(poll.delayBeforeNextPoll.components.seconds)
                         + Double(poll.delayBeforeNextPoll.components.attoseconds) * 1e-18
@@ -285,15 +285,15 @@ struct InterruptibleClock: FeedbackClock {
 }
 
 /// Turns SIGINT/SIGTERM into a call of `handler` (on a Dispatch queue) instead of ending the
-/// process; ``cancel()`` restores the default actions.
+/// process; ``cancel()`` restores the previous dispositions.
 final class SignalWatch {
-    private let signals: [Int32]
+    private let previous: [(Int32, sighandler_t?)]
     private let sources: [any DispatchSourceSignal]
 
     init(signals: [Int32], handler: @escaping @Sendable () -> Void) {
-        self.signals = signals
+        // Ignored, so the default action (ending the process) never runs; Dispatch still sees them.
+        previous = signals.map { ($0, signal($0, SIG_IGN)) }
         sources = signals.map { number in
-            signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler(handler: handler)
             source.resume()
@@ -303,6 +303,6 @@ final class SignalWatch {
 
     func cancel() {
         for source in sources { source.cancel() }
-        for number in signals { signal(number, SIG_DFL) }
+        for (number, disposition) in previous { signal(number, disposition) }
     }
 }
