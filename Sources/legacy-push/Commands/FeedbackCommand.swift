@@ -12,7 +12,7 @@ enum FeedbackCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "feedback",
-            abstract: "Read the feedback service's list of devices that stopped accepting pushes.",
+            abstract: "Read or poll the feedback service's list of stale device tokens.",
             discussion: """
                 Connects to the feedback service with the provider certificate, sends nothing, and \
                 prints every tuple the service sends until it closes the connection, one line each: \
