@@ -23,7 +23,10 @@ enum LegacyPush {
 
     /// Every subcommand except `help`.
     static var commands: [CommandSpec] {
-        [SendCommand.spec, ServeCommand.spec, ConvertCommand.spec, InspectCommand.spec, FrameCommand.spec]
+        [
+            DemoCommand.spec, SendCommand.spec, ServeCommand.spec, FeedbackCommand.spec, ConvertCommand.spec,
+            InspectCommand.spec, FrameCommand.spec,
+        ]
     }
 
     static var helpSpec: CommandSpec {

@@ -1,0 +1,165 @@
+import LegacyAPNs
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One read of the feedback service, start to end on the calling OS thread: connect, send
+/// nothing, read until the service closes, decode, hand out batches.
+///
+/// Blocks in `poll(2)` and OpenSSL, so it must never run on Swift's cooperative pool:
+/// ``FeedbackReader`` runs it on a thread of its own. Not `Sendable`: it lives and dies there.
+///
+/// Everything readable is read before a batch is handed out (up to ``Settings/batchByteLimit``),
+/// so a slow consumer (or a raw sink that calls `fsync`) makes batches larger rather than more
+/// numerous.
+struct FeedbackConnection {
+    struct Settings: Sendable {
+        var endpoint: Endpoint
+        var context: TLSContext
+        var connectTimeout: Double
+        var idleTimeout: Double
+        var readBufferSize = 64 * 1024
+        /// Undecoded bytes gathered before a batch is handed out even though more is readable.
+        var batchByteLimit = 256 * 1024
+    }
+
+    /// How the read ended.
+    struct Outcome {
+        var byteCount = 0
+        var recordCount = 0
+        var failure: LegacyAPNsError?
+    }
+
+    let settings: Settings
+    let stop: StopFlag
+    let rawSink: FeedbackReader.RawSink?
+
+    /// Runs the read. `deliver` gets each non-empty batch after the raw sink saw its bytes;
+    /// returning false stops the read (the outcome is then ``LegacyAPNsError/Code-swift.struct/cancelled``).
+    func run(deliver: ([FeedbackRecord]) -> Bool) -> Outcome {
+        var outcome = Outcome()
+        guard !stop.isSet else {
+            outcome.failure = Self.cancelled
+            return outcome
+        }
+        let session: TLSSession
+        do {
+            session = try TLSSession.connect(
+                to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout)
+        } catch {
+            outcome.failure = Self.libraryError(error, code: .connectionFailed)
+            return outcome
+        }
+        defer { session.close() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: settings.readBufferSize, alignment: 16)
+        defer { buffer.deallocate() }
+
+        var decoder = FeedbackDecoder()
+        var sinkFailure: LegacyAPNsError?
+        let peer = settings.endpoint.description
+
+        /// Decodes what is buffered, shows the raw sink its bytes, hands the records out.
+        /// Returns the failure that ends the read, if any.
+        func handOut() -> LegacyAPNsError? {
+            guard decoder.bufferedByteCount >= FeedbackDecoder.headerByteCount else { return nil }
+            var batch: [FeedbackRecord] = []
+            batch.reserveCapacity(decoder.bufferedByteCount / 38 + 1)
+            var decodingFailure: LegacyAPNsError?
+            do {
+                try decoder.decodeAvailable(into: &batch) { raw in
+                    outcome.byteCount += raw.count
+                    guard let rawSink, sinkFailure == nil else { return }
+                    do {
+                        try rawSink(raw)
+                    } catch {
+                        // Keep reading: the service forgets what it sends, so the rest is still
+                        // worth delivering even though it cannot be saved.
+                        sinkFailure = Self.libraryError(error, code: .fileError)
+                    }
+                }
+            } catch {
+                let reason = (error as? LegacyAPNsError)?.reason ?? "\(error)"
+                decodingFailure = LegacyAPNsError(
+                    .malformedFrame, "the feedback service at \(peer) sent a malformed tuple: \(reason)")
+            }
+            if !batch.isEmpty {
+                outcome.recordCount += batch.count
+                guard deliver(batch) else { return Self.cancelled }
+            }
+            return decodingFailure
+        }
+
+        var idleDeadline = Monotonic.now() + settings.idleTimeout
+        reading: while true {
+            if stop.isSet {
+                outcome.failure = Self.cancelled
+                break
+            }
+            let waitEvents: Int16
+            switch session.read(into: buffer) {
+            case .done(let count):
+                decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                idleDeadline = Monotonic.now() + settings.idleTimeout
+                if decoder.bufferedByteCount >= settings.batchByteLimit, let failure = handOut() {
+                    outcome.failure = failure
+                    break reading
+                }
+                continue reading
+            case .wantRead:
+                waitEvents = Int16(POLLIN)
+            case .wantWrite:
+                waitEvents = Int16(POLLOUT)
+            case .closed:
+                if let failure = handOut() {
+                    outcome.failure = failure
+                } else if decoder.bufferedByteCount > 0 {
+                    outcome.failure = LegacyAPNsError(
+                        .malformedFrame,
+                        "the feedback service at \(peer) closed the connection inside a tuple: "
+                            + "\(decoder.bufferedByteCount) bytes of an incomplete tuple at byte "
+                            + "\(decoder.consumedByteCount) were dropped after \(outcome.recordCount) complete tuples")
+                }
+                break reading
+            case .failed(let error):
+                outcome.failure = handOut() ?? error
+                break reading
+            }
+            // Nothing readable now: hand out what is complete, then wait (in slices, to notice
+            // a stop request).
+            if let failure = handOut() {
+                outcome.failure = failure
+                break reading
+            }
+            while !session.socket.wait(for: waitEvents, timeout: Swift.min(0.1, idleDeadline - Monotonic.now())) {
+                if stop.isSet { continue reading }
+                if Monotonic.now() >= idleDeadline {
+                    outcome.failure = LegacyAPNsError(
+                        .timedOut,
+                        "the feedback service at \(peer) sent nothing for \(formatSeconds(settings.idleTimeout))"
+                            + (decoder.consumedByteCount > 0 ? " after \(outcome.recordCount) tuples" : ""))
+                    break reading
+                }
+            }
+        }
+        if outcome.failure == nil { outcome.failure = sinkFailure }
+        return outcome
+    }
+
+    static let cancelled = LegacyAPNsError(.cancelled, "the feedback read was cancelled")
+
+    /// `error` as a ``LegacyAPNsError``, or wrapped in one with `code`.
+    static func libraryError(_ error: any Error, code: LegacyAPNsError.Code) -> LegacyAPNsError {
+        (error as? LegacyAPNsError) ?? LegacyAPNsError(code, "\(error)")
+    }
+}
+
+/// A flag a connection thread checks to stop early (task cancellation, an abandoned stream).
+final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    func set() { value.store(true, ordering: .releasing) }
+
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}
