@@ -125,3 +125,49 @@ enum DecodeBenchmarks {
                 unit: "frames", bytes: block.count * repeats))
     }
 }
+
+enum ParseBenchmarks {
+    /// The JSON Lines parser alone (what `send --input` does in its first pass).
+    static func run(quick: Bool, report: (BenchmarkResult) -> Void) {
+        let count = quick ? 200_000 : 1_000_000
+        var text: [UInt8] = []
+        for index in 0..<count {
+            text += Array(
+                (#"{"token":"74747474747474747474747474747474747474747474747474747474"#
+                    + String(index, radix: 16)
+                    .leftPadded(to: 8)
+                    + #"","payload":{"aps":{"alert":"You have a new message","badge":3,"sound":"ping.aiff"},"n":\#(index)}}"#
+                    + "\n").utf8)
+        }
+        let parser = NotificationLineParser()
+        let encoder = FrameEncoder()
+        var lines = 0
+        var payloadBytes = 0
+        let start = Clock.now()
+        text.withUnsafeBytes { raw in
+            var lineStart = 0
+            var lineNumber = 0
+            for index in 0..<raw.count where raw[index] == 0x0A {
+                lineNumber += 1
+                let line = UnsafeRawBufferPointer(rebasing: raw[lineStart..<index])
+                lineStart = index + 1
+                _ = try! parser.withParsedLine(line, lineNumber: lineNumber) { parsed in
+                    try parsed.validate(encoder: encoder, format: .enhanced)
+                    payloadBytes += parsed.payload.count
+                    lines += 1
+                }
+            }
+        }
+        report(
+            BenchmarkResult(
+                name: "parse + validate JSON Lines (no allocation)", count: lines, seconds: Clock.now() - start,
+                unit: "lines",
+                bytes: text.count, note: "\(payloadBytes / max(1, lines)) B payloads"))
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -16,7 +16,7 @@ if let index = arguments.firstIndex(of: "--encode-only") {
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
 var suites = arguments.filter { !$0.hasPrefix("--") }
-if suites.isEmpty { suites = ["encode", "decode", "end-to-end", "feedback", "cli"] }
+if suites.isEmpty { suites = ["encode", "decode", "parse", "end-to-end", "feedback", "cli"] }
 
 var results: [BenchmarkResult] = []
 let report = { (result: BenchmarkResult) in
@@ -31,6 +31,7 @@ for suite in suites {
     switch suite {
     case "encode": EncodeBenchmarks.run(quick: quick, report: report)
     case "decode": DecodeBenchmarks.run(quick: quick, report: report)
+    case "parse": ParseBenchmarks.run(quick: quick, report: report)
     case "end-to-end": await EndToEndBenchmarks.run(quick: quick, report: report)
     case "feedback": await FeedbackBenchmarks.run(quick: quick, report: report)
     case "cli": CLIBenchmarks.run(quick: quick, report: report)

@@ -157,10 +157,16 @@ package enum JSONScanner {
     private static func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
 
     /// Returns the index just past the string that starts (with its quote) at `start`, checking
-    /// escapes and UTF-8 on the way.
+    /// escapes and UTF-8 on the way. Plain ASCII runs are skipped eight bytes at a time.
     package static func skipString(_ bytes: UnsafeRawBufferPointer, from start: Int) throws(Failure) -> Int {
         var index = start + 1
-        while index < bytes.count {
+        while true {
+            while index + 8 <= bytes.count,
+                !needsAttention(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            {
+                index += 8
+            }
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
@@ -176,6 +182,20 @@ package enum JSONScanner {
             }
         }
         throw Failure(offset: index, message: "unterminated string")
+    }
+
+    /// Whether any of 8 bytes is a quote, a backslash, a control character or non-ASCII (SWAR:
+    /// the classic "has zero byte" and "has byte less than n" tricks on a 64-bit word).
+    @inline(__always)
+    static func needsAttention(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let hasQuote = (quote &- ones) & ~quote
+        let hasBackslash = (backslash &- ones) & ~backslash
+        let hasControl = (word &- ones &* 0x20) & ~word
+        return ((hasQuote | hasBackslash | hasControl) & highs) | (word & highs) != 0
     }
 
     private static func skipEscape(_ bytes: UnsafeRawBufferPointer, at index: Int) throws(Failure) -> Int {
@@ -255,17 +275,19 @@ package enum JSONScanner {
     }
 
     /// Decodes the (already validated) string whose opening quote is at `start` and whose closing
-    /// quote is at `end - 1`, appending its UTF-8 bytes to `output`.
+    /// quote is at `end - 1`, appending its UTF-8 bytes to `output`. Runs without escapes are
+    /// copied in one piece.
     package static func decodeString(
         _ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int, into output: inout [UInt8]
     ) {
         var index = start + 1
         let stop = end - 1
         while index < stop {
-            let byte = bytes[index]
-            guard byte == UInt8(ascii: "\\") else {
-                output.append(byte)
-                index += 1
+            var run = index
+            while run < stop, bytes[run] != UInt8(ascii: "\\") { run += 1 }
+            if run > index {
+                output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<run]))
+                index = run
                 continue
             }
             let escaped = bytes[index + 1]
@@ -294,6 +316,17 @@ package enum JSONScanner {
             default: output.append(escaped)
             }
         }
+    }
+
+    /// Whether the string between `start` (its quote) and `end` has no escapes, so its bytes can be
+    /// used as they are.
+    package static func isPlainString(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Bool {
+        var index = start + 1
+        while index < end - 1 {
+            if bytes[index] == UInt8(ascii: "\\") { return false }
+            index += 1
+        }
+        return true
     }
 
     private static func readHex4(_ bytes: UnsafeRawBufferPointer, at index: Int) -> UInt32 {

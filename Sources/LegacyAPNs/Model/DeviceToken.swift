@@ -49,7 +49,7 @@ public struct DeviceToken: Hashable, Sendable {
 
     /// Creates a token from bytes the caller has already validated (1...100 of them).
     @usableFromInline
-    init(validatedBytes bytes: UnsafeRawBufferPointer) {
+    package init(validatedBytes bytes: UnsafeRawBufferPointer) {
         if bytes.count <= 32 {
             var vector = SIMD32<UInt8>()
             withUnsafeMutableBytes(of: &vector) { raw in
@@ -76,48 +76,50 @@ public struct DeviceToken: Hashable, Sendable {
     /// Parses hex from UTF-8 bytes with the rules of ``init(hexString:)``, without allocating for
     /// tokens of up to 32 bytes.
     public init(hexBytes text: UnsafeRawBufferPointer) throws {
+        // The common case, 64 plain hex digits: two at a time, no per-character branching on spaces.
+        if text.count == 64, let compact = Self.decode64(text) {
+            storage = .compact(compact, count: 32)
+            return
+        }
         var vector = SIMD32<UInt8>()
         var extended: [UInt8] = []
         var count = 0
-        var high: UInt8? = nil
-        var position = 0
-        var index = 0
-        while index < text.count {
-            let byte = text[index]
-            index += 1
-            position += 1
-            let nibble: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - 48
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - 87
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = byte - 55
-            case UInt8(ascii: " "), UInt8(ascii: "<"), UInt8(ascii: ">"): continue
-            default:
-                // Name the whole character, even if it is several UTF-8 bytes.
-                var end = index
-                while end < text.count, text[end] & 0xC0 == 0x80 { end += 1 }
-                let character = String(
-                    decoding: UnsafeRawBufferPointer(rebasing: text[(index - 1)..<end]), as: UTF8.self)
-                throw LegacyAPNsError(
-                    .invalidToken,
-                    "token has \(Self.describe(character.unicodeScalars.first ?? "?")) at position \(position), expected hex digits"
-                )
+        var pending: UInt8 = 0
+        var haveHigh = false
+        try withUnsafeMutableBytes(of: &vector) { compact in
+            var index = 0
+            while index < text.count {
+                let byte = text[index]
+                index += 1
+                let nibble: UInt8
+                let digit = byte &- UInt8(ascii: "0")
+                let letter = (byte | 0x20) &- UInt8(ascii: "a")
+                if digit < 10 {
+                    nibble = digit
+                } else if letter < 6 {
+                    nibble = letter + 10
+                } else if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">") {
+                    continue
+                } else {
+                    throw Self.badCharacter(text, at: index - 1)
+                }
+                guard haveHigh else {
+                    pending = nibble
+                    haveHigh = true
+                    continue
+                }
+                haveHigh = false
+                let value = pending << 4 | nibble
+                if count < 32 {
+                    compact[count] = value
+                } else {
+                    if count == 32 { extended = Array(compact) }
+                    extended.append(value)
+                }
+                count += 1
             }
-            guard let pending = high else {
-                high = nibble
-                continue
-            }
-            high = nil
-            let value = pending << 4 | nibble
-            if count < 32 {
-                vector[count] = value
-            } else {
-                if count == 32 { extended = Swift.withUnsafeBytes(of: vector) { Array($0) } }
-                extended.append(value)
-            }
-            count += 1
         }
-        if high != nil {
+        if haveHigh {
             throw LegacyAPNsError(.invalidToken, "token has an odd number of hex digits (\(count * 2 + 1))")
         }
         guard count > 0 else { throw LegacyAPNsError(.invalidToken, "token is empty") }
@@ -126,6 +128,40 @@ public struct DeviceToken: Hashable, Sendable {
                 .invalidToken, "token has \(count) bytes, at most \(Self.maximumByteCount) are allowed")
         }
         storage = count <= 32 ? .compact(vector, count: UInt8(count)) : .extended(extended)
+    }
+
+    @inline(__always)
+    private static func nibble(_ character: UInt8) -> UInt8 {
+        let digit = character &- UInt8(ascii: "0")
+        if digit < 10 { return digit }
+        let letter = (character | 0x20) &- UInt8(ascii: "a")
+        return letter < 6 ? letter &+ 10 : 0xFF
+    }
+
+    private static func decode64(_ text: UnsafeRawBufferPointer) -> SIMD32<UInt8>? {
+        var result = SIMD32<UInt8>()
+        var invalid: UInt8 = 0
+        withUnsafeMutableBytes(of: &result) { out in
+            for index in 0..<32 {
+                let high = nibble(text[2 &* index])
+                let low = nibble(text[2 &* index &+ 1])
+                invalid |= (high | low) & 0xF0
+                out[index] = high &<< 4 | (low & 0x0F)
+            }
+        }
+        return invalid == 0 ? result : nil
+    }
+
+    /// "token has 'x' at position 3, expected hex digits", naming a whole multi-byte character.
+    private static func badCharacter(_ text: UnsafeRawBufferPointer, at index: Int) -> LegacyAPNsError {
+        var end = index + 1
+        while end < text.count, text[end] & 0xC0 == 0x80 { end += 1 }
+        let character = String(decoding: UnsafeRawBufferPointer(rebasing: text[index..<end]), as: UTF8.self)
+        // Positions count characters, as people read them.
+        let position = String(decoding: UnsafeRawBufferPointer(rebasing: text[0..<index]), as: UTF8.self).count + 1
+        return LegacyAPNsError(
+            .invalidToken,
+            "token has \(describe(character.unicodeScalars.first ?? "?")) at position \(position), expected hex digits")
     }
 
     private static func describe(_ scalar: Unicode.Scalar) -> String {

@@ -71,8 +71,25 @@ public struct PushClient: Sendable {
     /// Sends every notification of a sequence.
     public func send<Input: Sequence & Sendable>(_ notifications: Input) async -> SendReport
     where Input.Element == PushNotification {
-        await send(SequenceAdapter(base: notifications))
+        await run { source in
+            // Iterated synchronously, suspending only when handing over a batch.
+            var iterator = notifications.makeIterator()
+            var batch: [PushNotification] = []
+            batch.reserveCapacity(Self.batchSize)
+            while let notification = iterator.next() {
+                batch.append(notification)
+                if batch.count == Self.batchSize {
+                    guard await source.push(batch) else { return nil }
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty { _ = await source.push(batch) }
+            return nil
+        }
     }
+
+    /// Notifications handed to the connection threads at a time.
+    static let batchSize = 256
 
     /// Sends every notification of an asynchronous sequence, streaming: the sequence is read only
     /// as fast as the gateway takes notifications, so memory stays bounded.
@@ -81,6 +98,30 @@ public struct PushClient: Sendable {
     /// the error is the report's ``SendReport/failure``. Cancelling the task does the same.
     public func send<Input: AsyncSequence>(_ notifications: Input) async -> SendReport
     where Input.Element == PushNotification {
+        await run { source in
+            var batch: [PushNotification] = []
+            batch.reserveCapacity(Self.batchSize)
+            do {
+                for try await notification in notifications {
+                    batch.append(notification)
+                    if batch.count == Self.batchSize {
+                        guard await source.push(batch) else { return nil }
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !batch.isEmpty { _ = await source.push(batch) }
+            } catch let error as LegacyAPNsError {
+                return error
+            } catch {
+                return LegacyAPNsError(.malformedInput, "\(error)")
+            }
+            return nil
+        }
+    }
+
+    /// Starts the connection threads, runs `feed` to fill the shared input (it returns an error
+    /// if the input failed), and collects the verdicts.
+    private func run(_ feed: (NotificationSource) async -> LegacyAPNsError?) async -> SendReport {
         let start = Monotonic.now()
         let source = NotificationSource(capacity: 8192)
         let collector = ReportCollector(expected: Swift.max(1, configuration.connections))
@@ -100,26 +141,11 @@ public struct PushClient: Sendable {
             }
         }
 
-        var inputFailure: LegacyAPNsError?
-        await withTaskCancellationHandler {
-            var batch: [PushNotification] = []
-            batch.reserveCapacity(256)
-            do {
-                for try await notification in notifications {
-                    batch.append(notification)
-                    if batch.count == 256 {
-                        guard await source.push(batch) else { break }
-                        batch.removeAll(keepingCapacity: true)
-                    }
-                }
-                if !batch.isEmpty { _ = await source.push(batch) }
-            } catch let error as LegacyAPNsError {
-                inputFailure = error
-            } catch {
-                inputFailure = LegacyAPNsError(.malformedInput, "\(error)")
-            }
-            if inputFailure != nil { source.stop() }
+        let inputFailure = await withTaskCancellationHandler {
+            let failure = await feed(source)
+            if failure != nil { source.stop() }
             source.finish()
+            return failure
         } onCancel: {
             source.stop()
         }
@@ -180,17 +206,4 @@ private final class ReportCollector: @unchecked Sendable {
         for report in reports { total.merge(report) }
         return total
     }
-}
-
-/// Presents a `Sequence` as an `AsyncSequence`.
-private struct SequenceAdapter<Base: Sequence>: AsyncSequence {
-    typealias Element = Base.Element
-    let base: Base
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var iterator: Base.Iterator
-        mutating func next() async -> Base.Element? { iterator.next() }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iterator: base.makeIterator()) }
 }

@@ -52,6 +52,27 @@ enum Files {
         if descriptor > 2 { _ = Glibc.close(descriptor) }
     }
 
+    /// Calls `body` with successive chunks of the bytes in `range` (read with pread).
+    static func forEachChunk(
+        _ descriptor: Int32, path: String, range: Range<Int>, chunkSize: Int = 256 * 1024,
+        _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let count = pread(
+                descriptor, buffer.baseAddress, Swift.min(chunkSize, range.upperBound - position), off_t(position))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CLIError.usage("cannot read '\(path)': \(errnoDescription())")
+            }
+            if count == 0 { return }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            position += count
+        }
+    }
+
     static func errnoDescription() -> String {
         String(cString: strerror(errno))
     }

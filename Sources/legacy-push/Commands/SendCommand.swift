@@ -116,12 +116,9 @@ enum SendCommand {
             }
         }
         let interrupt = InterruptWatch { task.cancel() }
-        var report = await task.value
+        let report = await task.value
         interrupt.cancel()
         progress?.finish()
-        if case .file(let file) = input, let error = file.notifications().failure.error, report.failure == nil {
-            report.failure = error
-        }
 
         if json {
             for unconfirmed in report.unconfirmed { console.print(SendOutput.unconfirmedJSON(unconfirmed)) }

@@ -145,6 +145,23 @@ import Testing
         #expect(gateway.simulator.statistics.connections == 0)
     }
 
+    @Test(arguments: [5, 60_000])
+    func aLargeInputIsCheckedInHalvesButLinesAreNumberedFromTheStart(_ badLine: Int) async throws {
+        let gateway = try TestGateway()
+        defer { gateway.stop() }
+        let scratch = try ScratchDirectory()
+        let input = scratch.file("large.jsonl")
+        var lines = Self.jsonLines(1...70_000).split(separator: "\n", omittingEmptySubsequences: false)
+        lines[badLine - 1] = #"{"token":"12345","payload":{}}"#
+        try lines.joined(separator: "\n").write(toFile: input, atomically: true, encoding: .utf8)
+        let size = try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int ?? 0
+        #expect(size > 8 * 1024 * 1024)  // big enough for the two-thread check
+        let result = await CLIRunner.run(Self.baseArguments(gateway) + ["--input", input])
+        #expect(result.status == 2)
+        #expect(result.stderr == "legacy-push: error: line \(badLine): token has an odd number of hex digits (5)\n")
+        #expect(gateway.simulator.statistics.connections == 0)
+    }
+
     @Test(arguments: [
         (["--token", "xyz", "--alert", "a"], "token has 'x' at position 1, expected hex digits"),
         (
