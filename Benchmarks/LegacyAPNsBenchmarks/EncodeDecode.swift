@@ -55,10 +55,10 @@ enum EncodeBenchmarks {
             let encoder = FrameEncoder()
             var writer = ByteWriter(capacity: 32 * 1024)
             let start = Clock.now()
+            let notification = Sample.notification
             for index in 0..<count {
-                var notification = Sample.notification
-                notification.identifier = UInt32(truncatingIfNeeded: index)
-                try! encoder.encode(notification, as: .enhanced, into: &writer)
+                try! encoder.encode(
+                    notification, as: .enhanced, identifier: UInt32(truncatingIfNeeded: index), into: &writer)
                 if writer.count >= 16 * 1024 { writer.clear() }
             }
             report(

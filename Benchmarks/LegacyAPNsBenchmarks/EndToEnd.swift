@@ -1,4 +1,6 @@
+import FeedbackClient
 import Foundation
+import GatewaySimulator
 import LegacyAPNs
 
 enum EndToEndBenchmarks {
@@ -153,7 +155,47 @@ enum CLIBenchmarks {
 }
 
 enum FeedbackBenchmarks {
+    /// Tuples decoded over TLS: an in-process simulator serves them, a FeedbackReader reads them.
     static func run(quick: Bool, report: (BenchmarkResult) -> Void) async {
-        report(BenchmarkResult(name: "feedback", count: 0, seconds: 1, unit: "tuples", note: "not yet measured"))
+        let count = quick ? 100_000 : 1_000_000
+        do {
+            let ca = Certificate.certificates(pemRepresentation: try bytes(Package.certs("ca.pem")))
+            var configuration = GatewaySimulator.Configuration(
+                identity: try ClientIdentity(
+                    pem: try bytes(Package.certs("server.pem")), keyPEM: try bytes(Package.certs("server.key")),
+                    passphrase: nil),
+                clientTrust: ca)
+            configuration.port = 0
+            configuration.feedbackPort = 0
+            configuration.feedback = (0..<count).map { index in
+                var token = [UInt8](repeating: 0x5A, count: 32)
+                withUnsafeBytes(of: UInt32(index).bigEndian) { token.replaceSubrange(28..<32, with: $0) }
+                return FeedbackRecord(timestamp: UInt32(1_700_000_000 + index), token: try! DeviceToken(bytes: token))
+            }
+            let simulator = try GatewaySimulator(configuration: configuration)
+            let endpoints = try simulator.start()
+            defer { simulator.stop() }
+            let identity = try ClientIdentity(
+                pkcs12: try bytes(Package.certs("universal-modern.p12")), passphrase: "secret")
+            let reader = try FeedbackReader(
+                configuration: .init(
+                    service: .custom(host: endpoints.feedback!.host, port: endpoints.feedback!.port),
+                    tls: TLSConfiguration(identity: identity, trust: .certificates(ca))))
+            let cpu = Clock.processCPU()
+            let result = await reader.read()
+            report(
+                BenchmarkResult(
+                    name: "feedback: read tuples over TLS", count: result.records.count, seconds: result.seconds,
+                    unit: "tuples", cpuSeconds: Clock.processCPU() - cpu, bytes: result.byteCount,
+                    note:
+                        "client and simulator in this process (CPU is both)\(result.failure.map { "; FAILED: \($0.reason)" } ?? "")"
+                ))
+        } catch {
+            report(BenchmarkResult(name: "feedback", count: 0, seconds: 1, unit: "tuples", note: "FAILED: \(error)"))
+        }
+    }
+
+    static func bytes(_ path: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 }

@@ -1,9 +1,10 @@
 // LegacyAPNs benchmarks. Run in release mode:
 //
-//     swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [suite ...]
+//     swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N] [suite ...]
 //
-// Suites: encode, decode, end-to-end, feedback, cli (default: all). Every figure is measured
-// on this machine at run time; nothing is hard-coded. See BENCHMARKS.md for results and method.
+// Suites: encode, decode, parse, end-to-end, feedback, cli (default: all). Each suite runs N times
+// (default 3) and the median run by rate is reported, with the range. Every figure is measured on
+// this machine at run time; nothing is hard-coded. See BENCHMARKS.md for results and method.
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -15,34 +16,76 @@ if let index = arguments.firstIndex(of: "--encode-only") {
 }
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
-var suites = arguments.filter { !$0.hasPrefix("--") }
+var runs = 3
+if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count, let value = Int(arguments[index + 1]) {
+    runs = max(1, value)
+}
+var suites = arguments.enumerated().filter {
+    !$0.element.hasPrefix("--") && ($0.offset == 0 || arguments[$0.offset - 1] != "--runs")
+}
+.map(\.element)
 if suites.isEmpty { suites = ["encode", "decode", "parse", "end-to-end", "feedback", "cli"] }
 
-var results: [BenchmarkResult] = []
-let report = { (result: BenchmarkResult) in
-    results.append(result)
-    if !json { print(result.tableLine) }
+/// Results by name, in first-seen order (filled from whatever executor a suite runs on).
+final class Collector: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var entries: [(name: String, runs: [BenchmarkResult])] = []
+
+    func add(_ result: BenchmarkResult) {
+        lock.withLock {
+            if let index = entries.firstIndex(where: { $0.name == result.name }) {
+                entries[index].runs.append(result)
+            } else {
+                entries.append((result.name, [result]))
+            }
+        }
+    }
+
+    var all: [(name: String, runs: [BenchmarkResult])] { lock.withLock { entries } }
 }
+let collector = Collector()
+let record: @Sendable (BenchmarkResult) -> Void = { collector.add($0) }
 if !json {
-    print("LegacyAPNs benchmarks: \(Machine.description)")
+    print("LegacyAPNs benchmarks: \(Machine.description); median of \(runs) run\(runs == 1 ? "" : "s")")
     print(BenchmarkResult.tableHeader)
 }
-for suite in suites {
-    switch suite {
-    case "encode": EncodeBenchmarks.run(quick: quick, report: report)
-    case "decode": DecodeBenchmarks.run(quick: quick, report: report)
-    case "parse": ParseBenchmarks.run(quick: quick, report: report)
-    case "end-to-end": await EndToEndBenchmarks.run(quick: quick, report: report)
-    case "feedback": await FeedbackBenchmarks.run(quick: quick, report: report)
-    case "cli": CLIBenchmarks.run(quick: quick, report: report)
-    default:
-        FileHandle.standardError.write(Data("unknown suite \(suite)\n".utf8))
-        exit(2)
+var reported = 0
+@MainActor func reportMedians() {
+    let collected = collector.all
+    for entry in collected[reported...] {
+        let sorted = entry.runs.sorted { $0.rate < $1.rate }
+        var median = sorted[sorted.count / 2]
+        if sorted.count > 1 {
+            median.note +=
+                (median.note.isEmpty ? "" : "; ")
+                + "runs \(BenchmarkResult.human(sorted.first!.rate))-\(BenchmarkResult.human(sorted.last!.rate))/s"
+        }
+        results.append(median)
+        if !json { print(median.tableLine) }
     }
+    reported = collected.count
+}
+var results: [BenchmarkResult] = []
+for suite in suites {
+    for _ in 0..<runs {
+        switch suite {
+        case "encode": EncodeBenchmarks.run(quick: quick, report: record)
+        case "decode": DecodeBenchmarks.run(quick: quick, report: record)
+        case "parse": ParseBenchmarks.run(quick: quick, report: record)
+        case "end-to-end": await EndToEndBenchmarks.run(quick: quick, report: record)
+        case "feedback": await FeedbackBenchmarks.run(quick: quick, report: record)
+        case "cli": CLIBenchmarks.run(quick: quick, report: record)
+        default:
+            FileHandle.standardError.write(Data("unknown suite \(suite)\n".utf8))
+            exit(2)
+        }
+    }
+    reportMedians()
 }
 if json {
     let objects = results.map(\.jsonObject)
     let data = try JSONSerialization.data(
-        withJSONObject: ["machine": Machine.description, "results": objects], options: [.sortedKeys])
+        withJSONObject: ["machine": Machine.description, "runs": runs, "results": objects], options: [.sortedKeys])
     print(String(decoding: data, as: UTF8.self))
 }

@@ -1,5 +1,7 @@
-/// Appends the decimal digits of `value`, without intermediate strings.
-package func appendDecimal(_ value: UInt64, to bytes: inout [UInt8]) {
+/// Appends the decimal digits of `value` (with a minus sign when `negative`), without
+/// intermediate strings.
+package func appendDecimal(_ value: UInt64, to bytes: inout [UInt8], negative: Bool = false) {
+    if negative && value != 0 { bytes.append(UInt8(ascii: "-")) }
     var digitCount = 1
     var probe = value
     while probe >= 10 {
@@ -17,25 +19,43 @@ package func appendDecimal(_ value: UInt64, to bytes: inout [UInt8]) {
     }
 }
 
+/// Appends `text` as a JSON string literal (see the `[UInt8]` variant).
+package func appendJSONString(_ text: String, to bytes: inout [UInt8]) {
+    var text = text
+    text.withUTF8 { utf8 in appendEscaped(UnsafeRawBufferPointer(utf8), to: &bytes) }
+}
+
 /// Appends `raw` as a JSON string literal: quotes, backslashes and control characters escaped,
 /// everything else (including non-ASCII UTF-8) as is. Bytes that are not valid UTF-8 are repaired
 /// to U+FFFD so the output is always valid JSON.
 package func appendJSONString(_ raw: [UInt8], to bytes: inout [UInt8]) {
+    if raw.withUnsafeBytes({ JSONScanner.isValidUTF8($0) }) {
+        raw.withUnsafeBytes { appendEscaped($0, to: &bytes) }
+    } else {
+        appendJSONString(String(decoding: raw, as: UTF8.self), to: &bytes)
+    }
+}
+
+/// Appends valid UTF-8 as a JSON string literal, copying runs that need no escaping in one go.
+private func appendEscaped(_ text: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
     bytes.append(UInt8(ascii: "\""))
-    let isValidUTF8 = raw.withUnsafeBytes { JSONScanner.isValidUTF8($0) }
-    let text: [UInt8] = isValidUTF8 ? raw : Array(String(decoding: raw, as: UTF8.self).utf8)
-    for byte in text {
+    var runStart = 0
+    for index in 0..<text.count {
+        let byte = text[index]
+        guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[runStart..<index]))
+        runStart = index + 1
         switch byte {
         case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
         case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
         case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
         case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
         case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-        case 0x00..<0x20:
+        default:
             bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigit(byte >> 4), hexDigit(byte & 0xF)])
-        default: bytes.append(byte)
         }
     }
+    bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[runStart...]))
     bytes.append(UInt8(ascii: "\""))
 }
 

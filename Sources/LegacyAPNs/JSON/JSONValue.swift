@@ -39,9 +39,14 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 
 /// Writes compact JSON (no white space) as UTF-8 bytes.
 package struct JSONWriter {
-    package private(set) var bytes: [UInt8] = []
+    package var bytes: [UInt8] = []
 
     package init() {}
+
+    /// Continues after bytes already written.
+    package init(appendingTo bytes: [UInt8]) {
+        self.bytes = bytes
+    }
 
     package mutating func write(_ value: JSONValue) throws {
         switch value {
@@ -92,6 +97,6 @@ package struct JSONWriter {
 
     /// Writes a string literal (see ``appendJSONString(_:to:)``).
     package mutating func writeString(_ text: String) {
-        appendJSONString(Array(text.utf8), to: &bytes)
+        appendJSONString(text, to: &bytes)
     }
 }

@@ -111,26 +111,64 @@ public struct PayloadBuilder: Hashable, Sendable {
     /// - Throws: ``LegacyAPNsError/Code-swift.struct/invalidPayload`` when a custom key is `aps`
     ///   or repeats, or a number is not finite.
     public func build() throws -> Payload {
-        var aps: [(String, JSONValue)] = []
+        var writer = JSONWriter()
+        writer.bytes.reserveCapacity(128)
+        writer.writeRaw(#"{"aps":{"#)
+        var first = true
+        func key(_ name: StaticString) {
+            if !first { writer.bytes.append(UInt8(ascii: ",")) }
+            first = false
+            writer.bytes.append(UInt8(ascii: "\""))
+            name.withUTF8Buffer { writer.bytes.append(contentsOf: $0) }
+            writer.bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        }
         switch alert {
-        case .text(let text): aps.append(("alert", .string(text)))
+        case .text(let text):
+            key("alert")
+            writer.writeString(text)
         case .dictionary(let dictionary):
-            aps.append(("alert", .object(dictionary.members.map { JSONMember($0.0, $0.1) })))
+            key("alert")
+            try writer.writeObject(dictionary.members)
         case nil: break
         }
-        if let badge { aps.append(("badge", .integer(badge))) }
-        if let sound { aps.append(("sound", .string(sound))) }
-        if contentAvailable { aps.append(("content-available", 1)) }
-        if mutableContent { aps.append(("mutable-content", 1)) }
-        if let category { aps.append(("category", .string(category))) }
-        if let threadID { aps.append(("thread-id", .string(threadID))) }
-
-        if customKeys.contains(where: { $0.key == "aps" }) {
-            throw LegacyAPNsError(.invalidPayload, "custom key \"aps\" would replace the aps dictionary")
+        if let badge {
+            key("badge")
+            appendDecimal(UInt64(badge.magnitude), to: &writer.bytes, negative: badge < 0)
         }
-        var writer = JSONWriter()
-        try writer.writeObject(
-            [("aps", .object(aps.map { JSONMember($0.0, $0.1) }))] + customKeys.map { ($0.key, $0.value) })
+        if let sound {
+            key("sound")
+            writer.writeString(sound)
+        }
+        if contentAvailable {
+            key("content-available")
+            writer.bytes.append(UInt8(ascii: "1"))
+        }
+        if mutableContent {
+            key("mutable-content")
+            writer.bytes.append(UInt8(ascii: "1"))
+        }
+        if let category {
+            key("category")
+            writer.writeString(category)
+        }
+        if let threadID {
+            key("thread-id")
+            writer.writeString(threadID)
+        }
+        writer.bytes.append(UInt8(ascii: "}"))
+        for (index, member) in customKeys.enumerated() {
+            if member.key == "aps" {
+                throw LegacyAPNsError(.invalidPayload, "custom key \"aps\" would replace the aps dictionary")
+            }
+            if customKeys[..<index].contains(where: { $0.key == member.key }) {
+                throw LegacyAPNsError(.invalidPayload, "key \"\(member.key)\" appears twice in one JSON object")
+            }
+            writer.bytes.append(UInt8(ascii: ","))
+            writer.writeString(member.key)
+            writer.bytes.append(UInt8(ascii: ":"))
+            try writer.write(member.value)
+        }
+        writer.bytes.append(UInt8(ascii: "}"))
         return Payload(unvalidatedBytes: writer.bytes)
     }
 }
