@@ -38,9 +38,14 @@ let package = Package(
             dependencies: ["LegacyAPNs", "FeedbackClient", "GatewaySimulator"],
             path: "Benchmarks/LegacyAPNsBenchmarks"
         ),
+        .executableTarget(
+            name: "Notify",
+            dependencies: ["LegacyAPNs"],
+            path: "Examples/Notify"
+        ),
         .testTarget(
             name: "LegacyAPNsTests",
-            dependencies: ["LegacyAPNs", "FeedbackClient", "GatewaySimulator", "legacy-push"]
+            dependencies: ["LegacyAPNs", "FeedbackClient", "GatewaySimulator", "legacy-push", "Notify"]
         ),
     ],
     swiftLanguageModes: [.v6]

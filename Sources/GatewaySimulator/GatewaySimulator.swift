@@ -29,6 +29,7 @@ import Synchronization
 /// simulator.stop()
 /// ```
 public final class GatewaySimulator: Sendable {
+    /// Everything about the simulator: identity, ports, limits, faults, recording.
     public struct Configuration: Sendable {
         /// The server certificate and key the simulator presents.
         public var identity: ClientIdentity
@@ -42,6 +43,7 @@ public final class GatewaySimulator: Sendable {
         public var feedbackPort: UInt16? = 2196
         /// Payloads larger than this get status 7.
         public var maximumPayloadSize = Payload.defaultMaximumSize
+        /// Misbehaviour to inject (none by default).
         public var faults = SimulatorFaults()
         /// Tuples the feedback service hands out (once).
         public var feedback: [FeedbackRecord] = []
@@ -61,6 +63,7 @@ public final class GatewaySimulator: Sendable {
         /// Called for every ``SimulatorEvent``, from the connection threads.
         public var events: (@Sendable (SimulatorEvent) -> Void)?
 
+        /// Creates a configuration with the server identity and the CAs client certificates must chain to.
         public init(identity: ClientIdentity, clientTrust: [Certificate]) {
             self.identity = identity
             self.clientTrust = clientTrust
@@ -69,18 +72,27 @@ public final class GatewaySimulator: Sendable {
 
     /// Where the simulator listens once started.
     public struct Endpoints: Hashable, Sendable {
+        /// The binary gateway's address.
         public var gateway: Endpoint
+        /// The feedback service's address, if it runs.
         public var feedback: Endpoint?
     }
 
     /// Counters since start.
     public struct Statistics: Hashable, Sendable {
+        /// Gateway connections that completed the TLS handshake.
         public var connections = 0
+        /// Notifications accepted (and recorded).
         public var accepted = 0
+        /// Notifications or frames refused with an error response (or a close, for command 0).
         public var rejected = 0
+        /// Status 10 answers sent.
         public var shutdowns = 0
+        /// Connections closed without an error response (fault injection).
         public var silentCloses = 0
+        /// Clients refused during the TLS handshake.
         public var handshakeFailures = 0
+        /// Feedback tuples handed out.
         public var feedbackServed = 0
     }
 

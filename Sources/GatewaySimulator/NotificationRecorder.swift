@@ -18,12 +18,15 @@ public protocol NotificationRecorder: Sendable {
 public final class MemoryRecorder: NotificationRecorder {
     private let frames = Mutex<[(connection: Int, frame: Frame)]>([])
 
+    /// Creates an empty recorder.
     public init() {}
 
+    /// Records accepted frames.
     public func record(_ frames: [Frame], connection: Int) {
         self.frames.withLock { $0.append(contentsOf: frames.map { (connection, $0) }) }
     }
 
+    /// Nothing to write out: everything is in memory.
     public func flush() {}
 
     /// Every accepted notification so far, in the order the simulator accepted them.
@@ -59,6 +62,7 @@ public final class JSONLinesRecorder: NotificationRecorder {
         self.descriptor = descriptor
     }
 
+    /// Records accepted frames.
     public func record(_ frames: [Frame], connection: Int) {
         state.withLock { state in
             for frame in frames {
@@ -73,6 +77,7 @@ public final class JSONLinesRecorder: NotificationRecorder {
         }
     }
 
+    /// Writes out what is buffered.
     public func flush() {
         state.withLock { state in
             if !state.buffer.isEmpty { write(state.buffer) }

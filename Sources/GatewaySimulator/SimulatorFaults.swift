@@ -33,10 +33,12 @@ public struct SimulatorFaults: Hashable, Sendable {
     /// Random faults per received notification, reproducible from a seed (used by the soak test).
     public var random: RandomFaults?
 
+    /// No faults: a well-behaved gateway.
     public init() {}
 
     /// Per-notification probabilities of each fault.
     public struct RandomFaults: Hashable, Sendable {
+        /// Seed of the random generator (same seed, same faults for the same traffic).
         public var seed: UInt64
         /// Reject with a random status (2, 3, 4, 5, 6, 7, 8, 128, 255; never 10 or 1).
         public var reject: Double
@@ -47,6 +49,7 @@ public struct SimulatorFaults: Hashable, Sendable {
         /// Close without an error response before processing it.
         public var silentClose: Double
 
+        /// Creates random faults; probabilities are per notification, from 0 to 1.
         public init(
             seed: UInt64, reject: Double = 0, processingError: Double = 0, shutdown: Double = 0, silentClose: Double = 0
         ) {
@@ -58,6 +61,7 @@ public struct SimulatorFaults: Hashable, Sendable {
         }
     }
 
+    /// Whether two fault sets are the same.
     public static func == (lhs: SimulatorFaults, rhs: SimulatorFaults) -> Bool {
         lhs.failingTokens == rhs.failingTokens && lhs.failEveryCount == rhs.failEveryCount
             && lhs.failEveryStatus == rhs.failEveryStatus && lhs.closeAfter == rhs.closeAfter
@@ -66,6 +70,7 @@ public struct SimulatorFaults: Hashable, Sendable {
             && lhs.random == rhs.random
     }
 
+    /// Hashes the main settings.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(failingTokens)
         hasher.combine(failEveryCount)

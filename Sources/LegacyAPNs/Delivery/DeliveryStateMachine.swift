@@ -37,12 +37,14 @@ public struct DeliveryStateMachine: Sendable {
         /// How many connections a notification may be written on without a verdict (closed
         /// without an error response, or status 1) before it is given up as unconfirmed.
         public var maximumAttempts: Int
+        /// Delays between connection attempts, and when to give up.
         public var reconnect: ReconnectPolicy
 
         /// 100,000 notifications: about 20 MB with 100-byte payloads, and one barrier (one TLS
         /// reconnect, a few milliseconds) per 100,000 notifications, well under 0.1 % of a send.
         public static let defaultCacheCapacity = 100_000
 
+        /// Creates limits; the defaults are documented on each property.
         public init(
             cacheCapacity: Int = Self.defaultCacheCapacity, maximumAttempts: Int = 3,
             reconnect: ReconnectPolicy = ReconnectPolicy()
@@ -106,6 +108,7 @@ public struct DeliveryStateMachine: Sendable {
         case failed
     }
 
+    /// The limits this slot runs with.
     public let configuration: Configuration
     /// Which connection slot this is (for events).
     public let connection: Int
@@ -125,6 +128,7 @@ public struct DeliveryStateMachine: Sendable {
     /// The verdicts so far (complete once ``nextAction()`` returns ``Action/finished``).
     public private(set) var report = SendReport()
 
+    /// Creates the machine for connection slot `connection` (which numbers its events).
     public init(configuration: Configuration = Configuration(), connection: Int = 0) {
         self.configuration = configuration
         self.connection = connection

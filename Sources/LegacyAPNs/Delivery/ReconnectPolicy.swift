@@ -16,6 +16,7 @@ public struct ReconnectPolicy: Hashable, Sendable {
     /// Failures in a row before giving up.
     public var maximumConsecutiveFailures: Int
 
+    /// Creates a policy; the defaults retry after 0.2, 0.4 and 0.8 s and give up at the fourth failure.
     public init(
         initialDelay: Double = 0.2, multiplier: Double = 2, maximumDelay: Double = 5,
         maximumConsecutiveFailures: Int = 4

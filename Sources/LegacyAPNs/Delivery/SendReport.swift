@@ -4,9 +4,12 @@ public struct Rejection: Hashable, Sendable {
     public var position: UInt64
     /// The caller's identifier (``PushNotification/identifier``), if it had one.
     public var identifier: UInt32?
+    /// The device token it was sent to.
     public var token: DeviceToken
+    /// The gateway's status (8, invalid token, is the usual one).
     public var status: StatusCode
 
+    /// Creates a rejection.
     public init(position: UInt64, identifier: UInt32?, token: DeviceToken, status: StatusCode) {
         self.position = position
         self.identifier = identifier
@@ -21,10 +24,12 @@ public struct Rejection: Hashable, Sendable {
 public struct UnconfirmedNotification: Hashable, Sendable {
     /// The 1-based position in the input sequence.
     public var position: UInt64
+    /// The notification, so it can be sent again later.
     public var notification: PushNotification
     /// Whether it was ever written to a gateway (false: it certainly was not delivered).
     public var wasWritten: Bool
 
+    /// Creates an entry.
     public init(position: UInt64, notification: PushNotification, wasWritten: Bool) {
         self.position = position
         self.notification = notification
@@ -32,7 +37,7 @@ public struct UnconfirmedNotification: Hashable, Sendable {
     }
 }
 
-/// What happened to every notification of one ``PushClient/send(_:)`` call.
+/// What happened to every notification of one `PushClient.send(_:)` call.
 ///
 /// Every notification taken from the input ends in exactly one of: ``accepted`` (confirmed by the
 /// gateway), ``rejected`` (refused, with a status), or ``unconfirmed`` (fate unknown or not sent,
@@ -59,6 +64,7 @@ public struct SendReport: Hashable, Sendable {
     /// unreachable), if it did.
     public var failure: LegacyAPNsError?
 
+    /// An empty report.
     public init() {}
 
     /// True when every notification was accepted: no rejections, nothing unconfirmed, no failure.

@@ -8,8 +8,11 @@
 public struct LegacyAPNsError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of problem an error is. Open for growth: new codes may appear in minor releases.
     public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
+        /// The code's stable name.
         public var rawValue: String
+        /// Creates a code from its name.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
         public var description: String { rawValue }
 
         /// A device token that is not hex, or has the wrong length.
@@ -64,5 +67,6 @@ public struct LegacyAPNsError: Error, Hashable, Sendable, CustomStringConvertibl
         self.reason = reason
     }
 
+    /// The human reason.
     public var description: String { reason }
 }

@@ -18,6 +18,7 @@
 /// naming the line, so a typo never sends something unintended. The parser works on bytes and
 /// builds no object graph: it is the fast path for million-line inputs.
 public struct NotificationLineParser: Sendable {
+    /// Creates a parser (it has no state).
     public init() {}
 
     /// Parses one line (without its newline). Returns nil for a blank line.
@@ -50,10 +51,15 @@ public struct NotificationLineParser: Sendable {
     /// The fields of one input line; ``payload`` is only valid inside
     /// ``withParsedLine(_:lineNumber:_:)``.
     public struct ParsedLine {
+        /// The device token.
         public var token: DeviceToken
+        /// The payload's bytes, valid only inside the closure.
         public var payload: UnsafeRawBufferPointer
+        /// The line's `id`, or its line number.
         public var identifier: UInt32
+        /// The line's `expiry`, if any.
         public var expiration: Expiration?
+        /// The line's `priority`, if any.
         public var priority: Priority?
 
         init(fields: Fields, payload: UnsafeRawBufferPointer) {

@@ -12,9 +12,12 @@ public indirect enum JSONValue: Hashable, Sendable {
 
 /// One key and value of a JSON object.
 public struct JSONMember: Hashable, Sendable {
+    /// The member's name.
     public var key: String
+    /// The member's value.
     public var value: JSONValue
 
+    /// Creates a member.
     public init(_ key: String, _ value: JSONValue) {
         self.key = key
         self.value = value
@@ -25,11 +28,17 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
+    /// `nil` is JSON `null`.
     public init(nilLiteral: ()) { self = .null }
+    /// A JSON boolean.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// A JSON integer.
     public init(integerLiteral value: Int) { self = .integer(value) }
+    /// A JSON number with a fraction.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// A JSON string.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// A JSON array.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     /// Members keep the order they are written in.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {

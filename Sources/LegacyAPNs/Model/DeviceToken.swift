@@ -225,5 +225,6 @@ public struct DeviceToken: Hashable, Sendable {
 }
 
 extension DeviceToken: CustomStringConvertible {
+    /// The token as lowercase hex.
     public var description: String { hexString }
 }

@@ -6,6 +6,7 @@ public struct Expiration: Hashable, Sendable, RawRepresentable, Comparable, Cust
     /// Seconds since 1970-01-01T00:00:00Z; 0 is ``doNotStore``.
     public var rawValue: UInt32
 
+    /// Creates an expiration from UNIX seconds.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Creates an expiration from UNIX seconds.
@@ -14,7 +15,9 @@ public struct Expiration: Hashable, Sendable, RawRepresentable, Comparable, Cust
     /// Deliver at once or not at all.
     public static let doNotStore = Expiration(rawValue: 0)
 
+    /// Earlier expirations sort first.
     public static func < (lhs: Expiration, rhs: Expiration) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The seconds, noting 0 as "do not store".
     public var description: String { rawValue == 0 ? "0 (do not store)" : String(rawValue) }
 }

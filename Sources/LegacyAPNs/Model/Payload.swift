@@ -1,7 +1,7 @@
 /// The JSON body of a notification, as the exact bytes that go on the wire.
 ///
 /// A payload is never re-serialised: whatever bytes it holds are sent byte for byte. Create one
-/// from JSON you already have (``init(json:)``, validated), from bytes you trust
+/// from JSON you already have (`init(json:)`, validated), from bytes you trust
 /// (``init(unvalidatedBytes:)``, for testing how a gateway treats bad payloads), or with
 /// ``PayloadBuilder``.
 ///
@@ -35,7 +35,7 @@ public struct Payload: Hashable, Sendable {
         try self.init(json: Array(string.utf8))
     }
 
-    /// Checks that `bytes` are valid JSON, in the same words ``init(json:)`` uses.
+    /// Checks that `bytes` are valid JSON, in the same words `init(json:)` uses.
     package static func validate(_ bytes: UnsafeRawBufferPointer) throws {
         do {
             try JSONScanner.validateDocument(bytes)
@@ -53,5 +53,6 @@ public struct Payload: Hashable, Sendable {
 }
 
 extension Payload: CustomStringConvertible {
+    /// The payload as text.
     public var description: String { string }
 }

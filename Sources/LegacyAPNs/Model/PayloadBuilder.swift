@@ -20,21 +20,32 @@ public struct PayloadBuilder: Hashable, Sendable {
         case text(String)
         case dictionary(AlertDictionary)
 
+        /// A plain text alert.
         public init(stringLiteral value: String) { self = .text(value) }
     }
 
     /// The dictionary form of `alert`.
     public struct AlertDictionary: Hashable, Sendable {
+        /// `title`: a short title (Apple Watch and iOS 8.2+).
         public var title: String?
+        /// `subtitle` (iOS 10+).
         public var subtitle: String?
+        /// `body`: the alert text.
         public var body: String?
+        /// `loc-key`: a key in the app's `Localizable.strings` for the body.
         public var locKey: String?
+        /// `loc-args`: format arguments for `loc-key`.
         public var locArgs: [String]?
+        /// `title-loc-key`: a localization key for the title.
         public var titleLocKey: String?
+        /// `title-loc-args`: format arguments for `title-loc-key`.
         public var titleLocArgs: [String]?
+        /// `action-loc-key`: a localization key for the action button.
         public var actionLocKey: String?
+        /// `launch-image`: the launch image to show.
         public var launchImage: String?
 
+        /// Creates an alert dictionary; `nil` fields are left out.
         public init(
             title: String? = nil, subtitle: String? = nil, body: String? = nil, locKey: String? = nil,
             locArgs: [String]? = nil, titleLocKey: String? = nil, titleLocArgs: [String]? = nil,
@@ -70,18 +81,24 @@ public struct PayloadBuilder: Hashable, Sendable {
         }
     }
 
+    /// `aps.alert`: text or a dictionary.
     public var alert: Alert?
+    /// `aps.badge`: the number on the app icon (0 removes it).
     public var badge: Int?
+    /// `aps.sound`: a sound file in the app bundle, or `default`.
     public var sound: String?
     /// Writes `"content-available":1` (a silent, background push).
     public var contentAvailable: Bool
     /// Writes `"mutable-content":1` (a notification service extension may change it).
     public var mutableContent: Bool
+    /// `aps.category`: the notification category (actions).
     public var category: String?
+    /// `aps.thread-id`: groups notifications in Notification Center.
     public var threadID: String?
     /// Top-level keys beside `aps`, written in this order.
     public var customKeys: [JSONMember]
 
+    /// Creates a builder; anything left `nil` (or `false`) is not written.
     public init(
         alert: Alert? = nil, badge: Int? = nil, sound: String? = nil, contentAvailable: Bool = false,
         mutableContent: Bool = false, category: String? = nil, threadID: String? = nil,

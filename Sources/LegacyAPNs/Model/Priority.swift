@@ -5,8 +5,10 @@
 /// decode and round-trip, so fixtures with odd values can be inspected, but ``init(validating:)``
 /// accepts only the two defined ones.
 public struct Priority: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
+    /// The byte in the frame.
     public var rawValue: UInt8
 
+    /// Wraps any byte (use ``init(validating:)`` to accept only 10 and 5).
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// Creates a priority, accepting only 10 and 5.
@@ -22,5 +24,6 @@ public struct Priority: Hashable, Sendable, RawRepresentable, CustomStringConver
     /// 5: deliver when it conserves power.
     public static let conservePower = Priority(rawValue: 5)
 
+    /// The number.
     public var description: String { String(rawValue) }
 }

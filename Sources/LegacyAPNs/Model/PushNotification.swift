@@ -20,6 +20,7 @@ public struct PushNotification: Hashable, Sendable {
     /// Delivery priority; commands 0 and 1 always mean ``Priority/immediate``.
     public var priority: Priority?
 
+    /// Creates a notification; optional fields left `nil` are omitted where the format allows.
     public init(
         token: DeviceToken,
         payload: Payload,

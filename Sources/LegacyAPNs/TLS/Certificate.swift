@@ -3,7 +3,7 @@ internal import COpenSSL
 /// An X.509 certificate: a provider (client) certificate, a server certificate or a CA.
 ///
 /// Immutable. Parse one from PEM or DER bytes; read its names, validity, fingerprints and key;
-/// ``Certificate+Push`` adds the fields of Apple's push certificates (topic, topics, environment).
+/// An extension adds the fields of Apple's push certificates (topic, topics, environment).
 ///
 /// ```swift
 /// let certificate = try Certificate(pemRepresentation: Array(pemText.utf8))

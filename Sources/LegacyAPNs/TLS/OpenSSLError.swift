@@ -17,6 +17,7 @@ public struct OpenSSLError: Error, Hashable, Sendable, CustomStringConvertible {
         var reason: Int32
     }
 
+    /// The operation and the queued OpenSSL messages.
     public var description: String {
         messages.isEmpty ? "\(operation) failed" : "\(operation) failed: \(messages.joined(separator: "; "))"
     }

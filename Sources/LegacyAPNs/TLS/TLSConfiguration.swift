@@ -31,9 +31,12 @@ public struct TLSConfiguration: Sendable {
 
     /// The client certificate and key (the provider certificate for APNs).
     public var identity: ClientIdentity?
+    /// Which CAs vouch for the server.
     public var trust: Trust
+    /// Oldest TLS version accepted (1.2 unless raised).
     public var minimumVersion: Version
 
+    /// Creates a configuration: `identity` is the client certificate and key, `trust` the server's CAs.
     public init(identity: ClientIdentity?, trust: Trust = .systemDefault, minimumVersion: Version = .tls12) {
         self.identity = identity
         self.trust = trust

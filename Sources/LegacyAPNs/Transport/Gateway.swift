@@ -1,8 +1,11 @@
 /// A host and port.
 public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
+    /// A host name or an IP address.
     public var host: String
+    /// The TCP port.
     public var port: UInt16
 
+    /// Creates an endpoint.
     public init(host: String, port: UInt16) {
         self.host = host
         self.port = port
@@ -28,6 +31,7 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
         self.init(host: String(hostPart), port: port)
     }
 
+    /// `host:port`, with IPv6 literals in brackets.
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 

@@ -19,7 +19,9 @@
 public struct PushClient: Sendable {
     /// Everything about where and how to send.
     public struct Configuration: Sendable {
+        /// Where to connect.
         public var gateway: Gateway
+        /// The client certificate and the server's trust.
         public var tls: TLSConfiguration
         /// Frame format; the default is the enhanced format (command 1).
         public var format: FrameFormat = .enhanced
@@ -41,17 +43,21 @@ public struct PushClient: Sendable {
         /// Seconds a gateway may accept no data before the connection counts as dead.
         public var stallTimeout: Double = 30
 
+        /// Creates a configuration with the documented defaults for everything else.
         public init(gateway: Gateway, tls: TLSConfiguration) {
             self.gateway = gateway
             self.tls = tls
         }
     }
 
+    /// The configuration the client was created with.
     public let configuration: Configuration
     private let context: TLSContext
     private let events: (@Sendable (PushEvent) -> Void)?
 
-    /// Creates a client; nothing connects until ``send(_:)-1r3bd``.
+    /// Creates a client; nothing connects until `send(_:)`.
+    ///
+    /// - Parameter configuration: where to send, the TLS identity and trust, and the limits.
     ///
     /// - Parameter events: called for every ``PushEvent`` from the connection threads; keep it
     ///   quick.

@@ -20,6 +20,7 @@ public struct ByteWriter: Sendable {
         _count = 0
     }
 
+    /// Whether nothing has been written.
     public var isEmpty: Bool { count == 0 }
 
     /// How many bytes fit before the storage has to grow.

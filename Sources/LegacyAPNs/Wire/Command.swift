@@ -2,8 +2,10 @@
 ///
 /// An open set: bytes outside the known commands round-trip, so a decoder can name what it saw.
 public struct Command: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
+    /// The command byte.
     public var rawValue: UInt8
 
+    /// Wraps any byte.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// 0: token and payload only, no identifier, no error response.
@@ -15,6 +17,7 @@ public struct Command: Hashable, Sendable, RawRepresentable, CustomStringConvert
     /// 8: the gateway's 6-byte error response.
     public static let errorResponse = Command(rawValue: 8)
 
+    /// The command's name and number.
     public var description: String {
         switch self {
         case .simple: "simple (0)"

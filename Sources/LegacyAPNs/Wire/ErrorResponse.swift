@@ -12,10 +12,12 @@ public struct ErrorResponse: Hashable, Sendable, CustomStringConvertible {
     /// The size of an error response on the wire.
     public static let byteCount = 6
 
+    /// What went wrong (or 10: shutdown).
     public var status: StatusCode
     /// The identifier of the notification the status is about.
     public var identifier: UInt32
 
+    /// Creates an error response.
     public init(status: StatusCode, identifier: UInt32) {
         self.status = status
         self.identifier = identifier
@@ -35,5 +37,6 @@ public struct ErrorResponse: Hashable, Sendable, CustomStringConvertible {
         return writer.bytes
     }
 
+    /// A one-line description.
     public var description: String { "error response: status \(status), identifier \(identifier)" }
 }

@@ -33,6 +33,7 @@ public struct FrameDecodingError: Error, Hashable, Sendable, CustomStringConvert
     /// connection without an error response.
     public var command: Command
 
+    /// Creates an error value.
     public init(
         status: StatusCode, identifier: UInt32, offset: Int, frameOffset: Int, reason: String,
         isTruncation: Bool = false, command: Command
@@ -49,6 +50,7 @@ public struct FrameDecodingError: Error, Hashable, Sendable, CustomStringConvert
     /// The error response a gateway would send.
     public var errorResponse: ErrorResponse { ErrorResponse(status: status, identifier: identifier) }
 
+    /// `byte N: reason (status S, words)`.
     public var description: String {
         "byte \(offset): \(reason) (status \(status.rawValue), \(status.reason))"
     }

@@ -1,6 +1,6 @@
 /// An incremental decoder for legacy APNs streams: commands 0, 1, 2 and the error response (8).
 ///
-/// Feed it bytes in any split with ``append(_:)-1qbl2`` and pull frames with ``next()``:
+/// Feed it bytes in any split with `append(_:)` and pull frames with ``next()``:
 /// - `nil` means more bytes are needed; nothing is consumed on short input;
 /// - a ``Frame`` means one complete, valid frame was consumed;
 /// - a thrown ``FrameDecodingError`` means the bytes are invalid. It carries the status a gateway
@@ -26,6 +26,7 @@ public struct FrameDecoder: Sendable {
         /// Whether command 8 is valid here.
         public var acceptsErrorResponses: Bool
 
+        /// Creates a configuration.
         public init(
             maximumPayloadSize: Int = Payload.defaultMaximumSize, acceptsNotifications: Bool,
             acceptsErrorResponses: Bool
@@ -43,6 +44,7 @@ public struct FrameDecoder: Sendable {
         public static let any = Configuration(acceptsNotifications: true, acceptsErrorResponses: true)
     }
 
+    /// What this decoder accepts.
     public let configuration: Configuration
     private var buffer: [UInt8] = []
     private var readIndex = 0
@@ -51,6 +53,7 @@ public struct FrameDecoder: Sendable {
     /// Absolute stream offset of the next undecoded byte (bytes consumed so far).
     public private(set) var consumedByteCount = 0
 
+    /// Creates a decoder with an empty buffer.
     public init(configuration: Configuration = .any) {
         self.configuration = configuration
     }

@@ -16,6 +16,7 @@ public struct FrameEncoder: Hashable, Sendable {
     /// Payloads larger than this are refused (default 2048; 256 for gateways older than iOS 8).
     public var maximumPayloadSize: Int
 
+    /// Creates an encoder with a payload limit.
     public init(maximumPayloadSize: Int = Payload.defaultMaximumSize) {
         self.maximumPayloadSize = maximumPayloadSize
     }

@@ -10,9 +10,10 @@ final class ChildProcess: @unchecked Sendable {
     private var errText = ""
     private var partial = Data()
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    init(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws {
         process.executableURL = CLIRunner.binary
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe()
         let err = Pipe()
