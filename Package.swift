@@ -39,13 +39,23 @@ let package = Package(
             path: "Benchmarks/LegacyAPNsBenchmarks"
         ),
         .executableTarget(
+            name: "LegacyAPNsSoak",
+            dependencies: ["LegacyAPNs", "FeedbackClient", "GatewaySimulator"],
+            path: "Soak/LegacyAPNsSoak"
+        ),
+        .target(
+            name: "FuzzHarness",
+            dependencies: ["LegacyAPNs", "FeedbackClient"],
+            path: "Fuzz/Harness"
+        ),
+        .executableTarget(
             name: "Notify",
             dependencies: ["LegacyAPNs"],
             path: "Examples/Notify"
         ),
         .testTarget(
             name: "LegacyAPNsTests",
-            dependencies: ["LegacyAPNs", "FeedbackClient", "GatewaySimulator", "legacy-push", "Notify"]
+            dependencies: ["LegacyAPNs", "FeedbackClient", "GatewaySimulator", "legacy-push", "Notify", "FuzzHarness"]
         ),
     ],
     swiftLanguageModes: [.v6]

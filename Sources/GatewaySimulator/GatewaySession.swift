@@ -48,6 +48,7 @@ struct GatewaySession {
         batch.reserveCapacity(512)
         let faults = configuration.faults
 
+        var lastActivity = Monotonic.now()
         while !simulator.isStopping {
             if faults.readDelay > 0 { Monotonic.sleep(faults.readDelay) }
             // Decode after every read (one TLS record, up to 16 KiB), as a gateway does: a bad frame
@@ -107,7 +108,17 @@ struct GatewaySession {
                 return
             }
             if ended { break }
-            if !gotData { _ = session.socket.wait(for: Int16(POLLIN), timeout: 0.1) }
+            if gotData {
+                lastActivity = Monotonic.now()
+            } else {
+                if let idle = configuration.idleTimeout, Monotonic.now() - lastActivity > idle {
+                    // A client that stalls (mid-frame or not) does not hold a slot forever.
+                    simulator.emit(.idleTimeout(connection: connection, accepted: accepted))
+                    session.closeGently(drainTimeout: 0)
+                    return
+                }
+                _ = session.socket.wait(for: Int16(POLLIN), timeout: 0.1)
+            }
         }
         simulator.emit(.disconnected(connection: connection, accepted: accepted))
         session.close()

@@ -58,6 +58,8 @@ public final class GatewaySimulator: Sendable {
         public var handshakeTimeout = 10.0
         /// Seconds to keep reading after an error response, before closing.
         public var drainTimeout = 1.0
+        /// Seconds a connection may send nothing before the simulator closes it (nil: never).
+        public var idleTimeout: Double? = 300
         /// Where accepted notifications are recorded, if anywhere.
         public var recorder: (any NotificationRecorder)?
         /// Called for every ``SimulatorEvent``, from the connection threads.

@@ -13,6 +13,8 @@ public enum SimulatorEvent: Hashable, Sendable {
     case shutdown(connection: Int, identifier: UInt32)
     /// The simulator closed a connection without an error response (fault injection).
     case closedSilently(connection: Int, accepted: Int)
+    /// A connection sent nothing for the configured idle timeout and was closed.
+    case idleTimeout(connection: Int, accepted: Int)
     /// A connection ended; `accepted` notifications were accepted on it.
     case disconnected(connection: Int, accepted: Int)
     /// A feedback client received `count` tuples.

@@ -19,10 +19,11 @@
 ///   (``PushEvent/unknownIdentifier(connection:_:)``), never guessed: the connection is treated as
 ///   closed without a verdict.
 /// - A connection that closes without an error response tells nothing: everything still in flight
-///   is resent (at least once) and counted in ``SendReport/possibleDuplicates``. A notification
-///   that went through ``Configuration/maximumAttempts`` such closes is reported as unconfirmed.
-///   The next connection writes at most half as many notifications before confirming, so a
-///   gateway that keeps dropping connections still lets the send make progress.
+///   is resent (at least once) and counted in ``SendReport/possibleDuplicates``. The next
+///   connection writes at most half as many notifications before confirming, so a gateway that
+///   keeps dropping connections still lets the send make progress; a notification that was first
+///   in flight on ``Configuration/maximumAttempts`` such connections (one that makes the gateway
+///   hang up, say) is reported as unconfirmed.
 /// - **Confirmation barrier.** Success is never assumed from silence. When the input is exhausted,
 ///   when the cache is full, or when the input stalls, the machine writes a deliberately invalid
 ///   enhanced frame (token length 0) carrying a fresh identifier. The gateway processes frames in
@@ -410,9 +411,15 @@ public struct DeliveryStateMachine: Sendable {
         let written = inFlight.count
         var requeued: [Entry] = []
         requeued.reserveCapacity(written)
+        var isHead = true
         while !inFlight.isEmpty {
             var entry = inFlight.removeFirst()
-            entry.attempts += 1
+            // Only the first notification in flight is a suspect: a gateway that drops the
+            // connection at a random point has processed some of the others, and a notification
+            // that makes the gateway hang up every time ends up first (the window halves down to
+            // one) and runs out of attempts there.
+            if isHead { entry.attempts += 1 }
+            isHead = false
             entry.possiblyDelivered = true
             if entry.attempts >= configuration.maximumAttempts {
                 giveUp(entry)

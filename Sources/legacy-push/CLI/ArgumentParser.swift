@@ -94,7 +94,8 @@ enum ArgumentParser {
 
     /// " (did you mean '--token'?)" when a known name is close to what was typed.
     static func suggestion(for word: String, among names: [String], prefix: String) -> String {
-        let scored = names.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= max(1, word.count / 3) }
+        let allowed = word.count <= 3 ? 1 : word.count < 9 ? 2 : 3
+        let scored = names.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= allowed }
         guard let best = scored.min(by: { $0.1 < $1.1 }) else { return "" }
         return " (did you mean '\(prefix)\(best.0)'?)"
     }

@@ -41,6 +41,7 @@ enum ServeCommand {
                 .value("error-delay", "seconds", "Keep reading for this long before sending an error response."),
                 .flag("split-errors", "Send error responses one byte per TLS record."),
                 .value("max-connections", "n", "Connections served at once.", default: "64"),
+                .value("idle-timeout", "seconds", "Close connections that send nothing for this long.", default: "300"),
                 .flag("quiet", "Do not log connections and rejections."),
             ],
             run: { arguments, console in try await run(arguments, console: console) },
@@ -52,22 +53,31 @@ enum ServeCommand {
     }
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
-        let (identity, trust) = try credentials(arguments, console: console)
-        var configuration = GatewaySimulator.Configuration(identity: identity, clientTrust: trust)
-        configuration.host = arguments.value("host") ?? "127.0.0.1"
-        configuration.port = try arguments.integer("port", as: UInt16.self) ?? 2195
-        configuration.feedbackPort =
+        // Every option is checked before anything is loaded or printed.
+        let port = try arguments.integer("port", as: UInt16.self) ?? 2195
+        let feedbackPort =
             arguments.flag("no-feedback") ? nil : try arguments.integer("feedback-port", as: UInt16.self) ?? 2196
-        configuration.maximumPayloadSize =
-            try arguments.integer("max-payload", in: 1...65535) ?? Payload.defaultMaximumSize
-        configuration.maximumConnections = try arguments.integer("max-connections", in: 1...10_000) ?? 64
-        configuration.faults = try faults(arguments)
+        let maximumPayload = try arguments.integer("max-payload", in: 1...65535) ?? Payload.defaultMaximumSize
+        let maximumConnections = try arguments.integer("max-connections", in: 1...10_000) ?? 64
+        let idleTimeout = try arguments.seconds("idle-timeout") ?? 300
+        let faults = try faults(arguments)
+        var feedback: [FeedbackRecord] = []
         if let path = arguments.value("feedback-file") {
             if arguments.flag("no-feedback") {
                 throw CLIError.usage("--feedback-file needs the feedback service (drop --no-feedback)")
             }
-            configuration.feedback = try feedbackRecords(path)
+            feedback = try feedbackRecords(path)
         }
+        let (identity, trust) = try credentials(arguments, console: console)
+        var configuration = GatewaySimulator.Configuration(identity: identity, clientTrust: trust)
+        configuration.host = arguments.value("host") ?? "127.0.0.1"
+        configuration.port = port
+        configuration.feedbackPort = feedbackPort
+        configuration.maximumPayloadSize = maximumPayload
+        configuration.maximumConnections = maximumConnections
+        configuration.idleTimeout = idleTimeout
+        configuration.faults = faults
+        configuration.feedback = feedback
         var recordDescriptor: Int32 = -1
         if let path = arguments.value("record") {
             recordDescriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
@@ -196,6 +206,8 @@ enum ServeCommand {
             "connection \(connection): closed silently after \(accepted) notifications"
         case .disconnected(let connection, let accepted):
             "connection \(connection): closed by the client after \(accepted) notifications"
+        case .idleTimeout(let connection, let accepted):
+            "connection \(connection): closed after sending nothing for the idle timeout (\(accepted) notifications)"
         case .feedbackServed(let client, let count):
             "feedback: \(count) tuples to \(client)"
         case .refused(let client):

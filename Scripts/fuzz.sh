@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Fuzzes one target with libFuzzer (swiftc -sanitize=fuzzer,address):
+#
+#     Scripts/fuzz.sh <target> <seconds> [extra libFuzzer flags]
+#
+# Targets: frame-decoder, feedback-decoder, error-response, jsonl, pkcs12 (the property checks live
+# in Fuzz/Harness/FuzzTargets.swift and are replayed by `swift test` on Fixtures/fuzz). The corpus
+# starts from Fixtures/ and grows in .build/fuzz/corpus/<target>; crashing inputs land in
+# .build/fuzz/findings/<target>: copy them to Fixtures/fuzz/<target>/ once fixed, so the test suite
+# keeps checking them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:?usage: Scripts/fuzz.sh <target> <seconds>}
+seconds=${2:?usage: Scripts/fuzz.sh <target> <seconds>}
+shift 2
+case "$target" in
+    frame-decoder | feedback-decoder | error-response | jsonl | pkcs12) ;;
+    *) echo "unknown target '$target' (frame-decoder, feedback-decoder, error-response, jsonl, pkcs12)" >&2; exit 2 ;;
+esac
+
+build=.build/fuzz
+modules=$build/modules
+binary=$build/fuzz-legacyapns
+mkdir -p "$modules"
+flags=(-O -sanitize=fuzzer,address -parse-as-library -package-name legacyapns -I "$modules" -I Sources/COpenSSL)
+sources_changed() { [ ! -f "$binary" ] || [ -n "$(find Sources Fuzz -name '*.swift' -newer "$binary" | head -1)" ]; }
+if sources_changed; then
+    echo "fuzz: building $binary"
+    compile() { # module, sources...
+        local module=$1
+        shift
+        swiftc "${flags[@]}" -c -wmo -module-name "$module" -emit-module -emit-module-path "$modules/$module.swiftmodule" \
+            -o "$build/$module.o" "$@"
+    }
+    compile LegacyAPNs $(find Sources/LegacyAPNs -name '*.swift' | sort)
+    compile FeedbackClient $(find Sources/FeedbackClient -name '*.swift' | sort)
+    compile FuzzHarness $(find Fuzz/Harness -name '*.swift' | sort)
+    swiftc "${flags[@]}" -module-name FuzzEntry Fuzz/Entry/FuzzEntry.swift "$build"/LegacyAPNs.o \
+        "$build"/FeedbackClient.o "$build"/FuzzHarness.o -lssl -lcrypto -lm -o "$binary"
+fi
+
+corpus=$build/corpus/$target
+findings=$build/findings/$target
+mkdir -p "$corpus" "$findings"
+seeds=()
+case "$target" in
+    frame-decoder | error-response) seeds=(Fixtures/frames/*.bin) ;;
+    feedback-decoder) seeds=(Fixtures/feedback/*.bin) ;;
+    jsonl) seeds=(Fixtures/jsonl/*.jsonl) ;;
+    pkcs12) seeds=(Fixtures/certs/*.p12 Fixtures/certs/*.cer Fixtures/certs/*.pem) ;;
+esac
+for seed in "${seeds[@]}"; do [ -f "$seed" ] && cp -n "$seed" "$corpus/" || true; done
+if [ -d "Fixtures/fuzz/$target" ]; then cp -n Fixtures/fuzz/"$target"/* "$corpus/" 2>/dev/null || true; fi
+
+echo "fuzz: $target for $seconds s"
+LEGACY_FUZZ_TARGET=$target ASAN_OPTIONS=detect_leaks=0:handle_abort=1 "$binary" "$corpus" \
+    -max_total_time="$seconds" -artifact_prefix="$findings/" -max_len=8192 -timeout=10 -print_final_stats=1 "$@"

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Runs the soak test in release mode (default 500,000 notifications; pass --notifications N,
+# --seed S). Exit 0 only if the ledger shows nothing lost and nothing silently duplicated.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product LegacyAPNsSoak >/dev/null
+exec .build/release/LegacyAPNsSoak "$@"
