@@ -15,6 +15,7 @@ let selectedTarget: @Sendable (UnsafeRawBufferPointer) -> Void = {
     return target
 }()
 
+/// libFuzzer calls this with each input.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     selectedTarget(UnsafeRawBufferPointer(start: data, count: size))
