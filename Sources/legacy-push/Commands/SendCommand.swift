@@ -110,9 +110,11 @@ enum SendCommand {
         }
         progress?.start()
         let task = Task { () -> SendReport in
-            switch input {
-            case .list(let notifications): return await client.send(notifications)
-            case .file(let file): return await client.send(file.notifications())
+            switch (input, progress) {
+            case (.list(let notifications), nil): return await client.send(notifications)
+            case (.file(let file), nil): return await client.send(file.notifications())
+            case (.list(let notifications), let progress?): return await client.send(progress.counting(notifications))
+            case (.file(let file), let progress?): return await client.send(progress.counting(file.notifications()))
             }
         }
         let interrupt = InterruptWatch { task.cancel() }
@@ -293,12 +295,12 @@ func appendJSONStringForCLI(_ text: String, to bytes: inout [UInt8]) {
     bytes.append(UInt8(ascii: "\""))
 }
 
-/// A one-line progress display on stderr (terminals only): confirmed, rejected, rate.
+/// A one-line progress display on stderr (terminals only): handed to the client, confirmed,
+/// rejected, and the rate, redrawn five times a second.
 final class ProgressLine: Sendable {
     private struct State {
         var accepted = 0
         var rejected = 0
-        var connections = 0
         var visible = false
         var running = true
     }
@@ -306,6 +308,7 @@ final class ProgressLine: Sendable {
     private let console: Console
     private let total: Int
     private let state = Mutex(State())
+    private let handedOver = Atomic<Int>(0)
     private let started = Monotonic.now()
 
     init(console: Console, total: Int) {
@@ -318,43 +321,74 @@ final class ProgressLine: Sendable {
             switch event {
             case .confirmed(_, let count): state.accepted += count
             case .rejected: state.rejected += 1
-            case .connected: state.connections += 1
             default: break
             }
         }
     }
 
+    /// Counts `notifications` as they are taken by the client.
+    func counting<Base: Sequence & Sendable>(_ notifications: Base) -> CountingSequence<Base> {
+        CountingSequence(base: notifications, progress: self)
+    }
+
     func start() {
         OSThread.start(name: "progress") { [self] in
-            while state.withLock({ $0.running }) {
-                draw()
-                Monotonic.sleep(0.2)
-            }
+            while draw() { Monotonic.sleep(0.2) }
         }
     }
 
-    private func draw() {
-        let (accepted, rejected) = state.withLock { state -> (Int, Int) in
+    /// Draws the line; false once ``finish()`` was called. The terminal write happens under the
+    /// lock, so no redraw can follow the final erase.
+    private func draw() -> Bool {
+        state.withLock { state in
+            guard state.running else { return false }
             state.visible = true
-            return (state.accepted, state.rejected)
+            let sent = handedOver.load(ordering: .relaxed)
+            let elapsed = max(0.001, Monotonic.now() - started)
+            let width = 30
+            let filled = total > 0 ? min(width, sent * width / total) : 0
+            let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+            let rate = Int(Double(sent) / elapsed)
+            console.writeError(
+                Array(
+                    "\r[\(bar)] \(sent)/\(total) sent, \(state.accepted) confirmed, \(state.rejected) rejected, \(rate)/s  \u{1B}[K"
+                        .utf8))
+            return true
         }
-        let done = accepted + rejected
-        let elapsed = max(0.001, Monotonic.now() - started)
-        let rate = Int(Double(done) / elapsed)
-        let width = 30
-        let filled = total > 0 ? min(width, done * width / total) : 0
-        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-        console.writeError(Array("\r[\(bar)] \(done)/\(total) confirmed, \(rejected) rejected, \(rate)/s  ".utf8))
     }
 
     /// Erases the line (before printing something else to the terminal).
     func clear() {
-        let visible = state.withLock { $0.visible }
-        if visible { console.writeError(Array("\r\u{1B}[K".utf8)) }
+        state.withLock { state in
+            if state.visible { console.writeError(Array("\r\u{1B}[K".utf8)) }
+        }
     }
 
     func finish() {
-        state.withLock { $0.running = false }
-        clear()
+        state.withLock { state in
+            state.running = false
+            if state.visible { console.writeError(Array("\r\u{1B}[K".utf8)) }
+        }
+    }
+
+    fileprivate func count() { handedOver.add(1, ordering: .relaxed) }
+}
+
+/// A sequence that counts its elements for the progress line as they are taken.
+struct CountingSequence<Base: Sequence & Sendable>: Sequence, Sendable {
+    let base: Base
+    let progress: ProgressLine
+
+    func makeIterator() -> Iterator { Iterator(base: base.makeIterator(), progress: progress) }
+
+    struct Iterator: IteratorProtocol {
+        var base: Base.Iterator
+        let progress: ProgressLine
+
+        mutating func next() -> Base.Element? {
+            guard let element = base.next() else { return nil }
+            progress.count()
+            return element
+        }
     }
 }
