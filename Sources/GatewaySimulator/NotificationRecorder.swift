@@ -86,16 +86,6 @@ public final class JSONLinesRecorder: NotificationRecorder {
     }
 
     private func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
+        FileDescriptor.writeAll(bytes, to: descriptor)
     }
 }

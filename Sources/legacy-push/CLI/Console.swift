@@ -1,3 +1,4 @@
+import LegacyAPNs
 import Synchronization
 
 #if canImport(Glibc)
@@ -94,16 +95,6 @@ final class Console: Sendable {
     var capturedError: String { state.withLock { String(decoding: $0.err, as: UTF8.self) } }
 
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
+        FileDescriptor.writeAll(bytes, to: descriptor)  // a closed stdout is not worth an error
     }
 }

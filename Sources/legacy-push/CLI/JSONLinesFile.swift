@@ -208,16 +208,8 @@ struct SpoolWriter {
     }
 
     mutating func flush() throws {
-        try buffer.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw CLIError.usage("cannot write the temporary spool: \(Files.errnoDescription())")
-                }
-                offset += written
-            }
+        if let code = FileDescriptor.writeAll(buffer, to: descriptor) {
+            throw CLIError.usage("cannot write the temporary spool: \(errnoText(code))")
         }
         buffer.removeAll(keepingCapacity: true)
     }

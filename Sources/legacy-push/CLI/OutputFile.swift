@@ -1,3 +1,5 @@
+import LegacyAPNs
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -72,17 +74,7 @@ enum OutputFile {
     }
 
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws {
-        try bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw failure("cannot write", path)
-                }
-                offset += written
-            }
-        }
+        if FileDescriptor.writeAll(bytes, to: descriptor) != nil { throw failure("cannot write", path) }
     }
 
     private static func failure(_ what: String, _ path: String) -> CLIError {

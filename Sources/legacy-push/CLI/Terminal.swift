@@ -1,3 +1,5 @@
+import LegacyAPNs
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -47,14 +49,6 @@ enum Terminal {
     }
 
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0, errno == EINTR { continue }
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        FileDescriptor.writeAll(bytes, to: descriptor)
     }
 }

@@ -203,14 +203,8 @@ final class SaveFile: @unchecked Sendable {
     /// Appends `bytes` and syncs them to disk.
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         do {
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw LegacyAPNsError(.fileError, "cannot write '\(path)': \(Files.errnoDescription())")
-                }
-                offset += written
+            if FileDescriptor.writeAll(bytes, to: descriptor) != nil {
+                throw LegacyAPNsError(.fileError, "cannot write '\(path)': \(Files.errnoDescription())")
             }
             if fsync(descriptor) != 0 {
                 throw LegacyAPNsError(.fileError, "cannot sync '\(path)' to disk: \(Files.errnoDescription())")

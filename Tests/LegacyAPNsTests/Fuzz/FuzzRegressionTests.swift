@@ -1,5 +1,6 @@
 import Foundation
 import FuzzHarness
+import LegacyAPNs
 import Testing
 
 /// Replays the fuzz targets' property checks on the checked-in corpus (Fixtures/fuzz/<target>,

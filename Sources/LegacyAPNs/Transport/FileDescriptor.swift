@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Plain file-descriptor helpers shared by the targets.
+package enum FileDescriptor {
+    /// Writes every byte, retrying after signals and short writes. Returns nil on success, or the
+    /// `errno` of the failure.
+    @discardableResult
+    package static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            if written == 0 { return EIO }
+            offset += written
+        }
+        return nil
+    }
+
+    /// Writes every byte of `bytes`; nil on success, else the `errno`.
+    @discardableResult
+    package static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
+        bytes.withUnsafeBytes { writeAll($0, to: descriptor) }
+    }
+}
+
+/// A small deterministic random number generator (SplitMix64), for reproducible faults and tests.
+package struct SplitMix64: RandomNumberGenerator {
+    package var state: UInt64
+
+    package init(seed: UInt64) { state = seed }
+
+    package mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
