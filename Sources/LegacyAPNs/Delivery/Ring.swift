@@ -26,6 +26,15 @@ struct Ring<Element> {
         return position >= storage.count ? position - storage.count : position
     }
 
+    /// Changes the last element in place (the ring must not be empty).
+    mutating func modifyLast(_ body: (inout Element) -> Void) {
+        precondition(count > 0, "modifyLast on an empty ring")
+        let index = physical(count - 1)
+        var element = storage[index].take()!
+        body(&element)
+        storage[index] = element
+    }
+
     mutating func append(_ element: Element) {
         if count == storage.count { grow() }
         storage[physical(count)] = element

@@ -43,6 +43,40 @@ final class NotificationSource: @unchecked Sendable {
         return lock.withLock { !stopped }
     }
 
+    /// Adds one notification, visible to the connection threads at once (an asynchronous input
+    /// may pause after any element, so nothing waits for a batch to fill); suspends while the
+    /// queue is full. Returns false when taking has stopped.
+    func push(_ notification: PushNotification) async -> Bool {
+        let accepted: Bool = lock.withLock {
+            guard !stopped else { return false }
+            if let last = batches.last, last.count < Self.batchSize {
+                batches.modifyLast { $0.append(notification) }
+            } else {
+                var batch: [PushNotification] = []
+                batch.reserveCapacity(Self.batchSize)
+                batch.append(notification)
+                batches.append(batch)
+            }
+            queued += 1
+            lock.broadcast()
+            return true
+        }
+        guard accepted else { return false }
+        if lock.withLock({ queued < capacity }) { return true }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow: Bool = lock.withLock {
+                if queued < capacity || stopped { return true }
+                spaceWaiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        return lock.withLock { !stopped }
+    }
+
+    /// Notifications per queued batch.
+    static let batchSize = 256
+
     /// The producer has no more notifications.
     func finish() {
         lock.withLock {

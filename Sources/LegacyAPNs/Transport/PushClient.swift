@@ -35,9 +35,10 @@ public struct PushClient: Sendable {
         public var connectTimeout: Double = 10
         /// Seconds to wait for the answer to the confirmation barrier.
         public var verdictTimeout: Double = 10
-        /// When the input pauses this many seconds with notifications in flight, confirm them
-        /// rather than leave them unconfirmed.
-        public var idleConfirmationDelay: Double = 0.25
+        /// When the input pauses this many seconds with notifications in flight, confirm them (one
+        /// barrier, then a new connection when more arrive) rather than leave them unconfirmed.
+        /// Smaller values confirm sooner; larger ones reconnect less often for trickling input.
+        public var idleConfirmationDelay: Double = 1
         /// Bytes per TLS write (at most one TLS record's 16 KiB is useful).
         public var writeBatchSize: Int = 16 * 1024
         /// Seconds a gateway may accept no data before the connection counts as dead.
@@ -94,8 +95,8 @@ public struct PushClient: Sendable {
         }
     }
 
-    /// Notifications handed to the connection threads at a time.
-    static let batchSize = 256
+    /// Notifications handed to the connection threads at a time from a synchronous sequence.
+    static let batchSize = NotificationSource.batchSize
 
     /// Sends every notification of an asynchronous sequence, streaming: the sequence is read only
     /// as fast as the gateway takes notifications, so memory stays bounded.
@@ -105,17 +106,10 @@ public struct PushClient: Sendable {
     public func send<Input: AsyncSequence>(_ notifications: Input) async -> SendReport
     where Input.Element == PushNotification {
         await run { source in
-            var batch: [PushNotification] = []
-            batch.reserveCapacity(Self.batchSize)
             do {
                 for try await notification in notifications {
-                    batch.append(notification)
-                    if batch.count == Self.batchSize {
-                        guard await source.push(batch) else { return nil }
-                        batch.removeAll(keepingCapacity: true)
-                    }
+                    guard await source.push(notification) else { return nil }
                 }
-                if !batch.isEmpty { _ = await source.push(batch) }
             } catch let error as LegacyAPNsError {
                 return error
             } catch {

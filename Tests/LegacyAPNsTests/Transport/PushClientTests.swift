@@ -227,3 +227,64 @@ import Testing
         #expect(report.unconfirmed.count == 3)
     }
 }
+
+@Suite struct PushClientStreamingTests {
+    @Test func aPausedInputIsConfirmedWhileWaitingForMore() async throws {
+        let gateway = try TestGateway()
+        defer { gateway.stop() }
+        let (stream, continuation) = AsyncStream.makeStream(of: PushNotification.self)
+        let confirmed = Locked(0)
+        let firstFive = AsyncStream.makeStream(of: Void.self)
+        let client = try PushClient(configuration: gateway.clientConfiguration()) { event in
+            if case .confirmed(_, let count) = event {
+                if confirmed.update({
+                    $0 += count
+                    return $0
+                }) == 5 {
+                    firstFive.continuation.yield()
+                }
+            }
+        }
+        async let report = client.send(stream)
+        for index in 1...5 { continuation.yield(TestGateway.notification(index)) }
+        // Nothing more comes: the client confirms the five before the input resumes.
+        for await _ in firstFive.stream { break }
+        #expect(gateway.recorder.count == 5)
+        for index in 6...8 { continuation.yield(TestGateway.notification(index)) }
+        continuation.finish()
+        let result = await report
+        #expect(result.accepted == 8)
+        #expect(result.connections == 2)
+        #expect(result.isCompleteSuccess)
+    }
+
+    @Test func anInputThatThrowsStopsTakingButConfirmsWhatWasSent() async throws {
+        struct Broken: Error {}
+        let gateway = try TestGateway()
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        let stream = AsyncThrowingStream<PushNotification, any Error> { continuation in
+            for index in 1...3 { continuation.yield(TestGateway.notification(index)) }
+            continuation.finish(throwing: Broken())
+        }
+        let report = await client.send(stream)
+        #expect(report.failure?.code == .malformedInput)
+        #expect(report.accepted + report.unconfirmed.count == report.sent)
+        #expect(gateway.recorder.count == report.accepted)
+    }
+
+    @Test func cancellingASendConfirmsWhatWasWrittenAndReportsTheRestAsNotSent() async throws {
+        let gateway = try TestGateway()
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        let (stream, continuation) = AsyncStream.makeStream(of: PushNotification.self)
+        let task = Task { await client.send(stream) }
+        for index in 1...10 { continuation.yield(TestGateway.notification(index)) }
+        task.cancel()
+        let report = await task.value
+        #expect(report.failure?.code == .cancelled)
+        #expect(report.accepted + report.rejected.count + report.unconfirmed.count == report.sent)
+        #expect(gateway.recorder.count == report.accepted)
+        #expect(report.unconfirmed.allSatisfy { !$0.wasWritten })
+    }
+}
