@@ -1,65 +1,116 @@
-/// A growable FIFO ring buffer: O(1) append, remove-first and prepend, O(log n) search by key.
-/// The standard library has no deque and outside packages are not available.
+/// A growable FIFO ring buffer with value semantics: O(1) append, remove-first and prepend,
+/// O(log n) search by key. The standard library has no deque and outside packages are not
+/// available.
+///
+/// Elements live in a `ManagedBuffer` (no `Optional` per slot, no initialised spare capacity), and
+/// the buffer is copied only when a shared ring is mutated (copy on write).
 struct Ring<Element> {
-    private var storage: [Element?]
-    private var head = 0
-    private(set) var count = 0
-
-    init(capacity: Int = 16) {
-        storage = Array(repeating: nil, count: Swift.max(1, capacity))
+    private final class Storage: ManagedBuffer<Header, Element> {
+        deinit {
+            withUnsafeMutablePointers { header, elements in
+                let header = header.pointee
+                for index in 0..<header.count {
+                    (elements + Ring.physical(index, head: header.head, capacity: header.capacity)).deinitialize(
+                        count: 1)
+                }
+            }
+        }
     }
 
-    var isEmpty: Bool { count == 0 }
+    struct Header {
+        var head: Int
+        var count: Int
+        var capacity: Int
+    }
 
-    var first: Element? { count == 0 ? nil : storage[head] }
+    private var storage: Storage
 
-    var last: Element? { count == 0 ? nil : storage[physical(count - 1)] }
+    init(capacity: Int = 16) {
+        storage = Self.makeStorage(capacity: Swift.max(1, capacity))
+    }
 
-    subscript(index: Int) -> Element {
-        get { storage[physical(index)]! }
-        set { storage[physical(index)] = newValue }
+    private static func makeStorage(capacity: Int) -> Storage {
+        let buffer = Storage.create(minimumCapacity: capacity) { _ in Header(head: 0, count: 0, capacity: capacity) }
+        // The real capacity may be larger than asked; use what was allocated.
+        let real = buffer.capacity
+        buffer.header.capacity = real
+        return unsafeDowncast(buffer, to: Storage.self)
     }
 
     @inline(__always)
-    private func physical(_ index: Int) -> Int {
+    private static func physical(_ index: Int, head: Int, capacity: Int) -> Int {
         let position = head + index
-        return position >= storage.count ? position - storage.count : position
+        return position >= capacity ? position - capacity : position
+    }
+
+    var count: Int { storage.header.count }
+
+    var isEmpty: Bool { count == 0 }
+
+    var first: Element? { count == 0 ? nil : self[0] }
+
+    var last: Element? { count == 0 ? nil : self[count - 1] }
+
+    subscript(index: Int) -> Element {
+        get {
+            precondition(index >= 0 && index < count, "ring index out of range")
+            return storage.withUnsafeMutablePointers { header, elements in
+                elements[Self.physical(index, head: header.pointee.head, capacity: header.pointee.capacity)]
+            }
+        }
+        set {
+            precondition(index >= 0 && index < count, "ring index out of range")
+            makeUnique()
+            storage.withUnsafeMutablePointers { header, elements in
+                elements[Self.physical(index, head: header.pointee.head, capacity: header.pointee.capacity)] = newValue
+            }
+        }
     }
 
     /// Changes the last element in place (the ring must not be empty).
     mutating func modifyLast(_ body: (inout Element) -> Void) {
         precondition(count > 0, "modifyLast on an empty ring")
-        let index = physical(count - 1)
-        var element = storage[index].take()!
-        body(&element)
-        storage[index] = element
+        makeUnique()
+        storage.withUnsafeMutablePointers { header, elements in
+            let index = Self.physical(
+                header.pointee.count - 1, head: header.pointee.head, capacity: header.pointee.capacity)
+            body(&elements[index])
+        }
     }
 
     mutating func append(_ element: Element) {
-        if count == storage.count { grow() }
-        storage[physical(count)] = element
-        count += 1
+        makeUnique(reservingOne: true)
+        storage.withUnsafeMutablePointers { header, elements in
+            let index = Self.physical(
+                header.pointee.count, head: header.pointee.head, capacity: header.pointee.capacity)
+            (elements + index).initialize(to: element)
+            header.pointee.count += 1
+        }
     }
 
     mutating func prepend(_ element: Element) {
-        if count == storage.count { grow() }
-        head = head == 0 ? storage.count - 1 : head - 1
-        storage[head] = element
-        count += 1
+        makeUnique(reservingOne: true)
+        storage.withUnsafeMutablePointers { header, elements in
+            let capacity = header.pointee.capacity
+            header.pointee.head = header.pointee.head == 0 ? capacity - 1 : header.pointee.head - 1
+            (elements + header.pointee.head).initialize(to: element)
+            header.pointee.count += 1
+        }
     }
 
     mutating func removeFirst() -> Element {
         precondition(count > 0, "removeFirst on an empty ring")
-        let element = storage[head].take()!
-        head = head + 1 == storage.count ? 0 : head + 1
-        count -= 1
-        return element
+        makeUnique()
+        return storage.withUnsafeMutablePointers { header, elements in
+            let element = (elements + header.pointee.head).move()
+            header.pointee.head = header.pointee.head + 1 == header.pointee.capacity ? 0 : header.pointee.head + 1
+            header.pointee.count -= 1
+            return element
+        }
     }
 
     mutating func removeAll() {
-        for index in 0..<count { storage[physical(index)] = nil }
-        head = 0
-        count = 0
+        while !isEmpty { _ = removeFirst() }
     }
 
     /// The index of the first element whose key is not less than `key` (keys must be ascending).
@@ -73,12 +124,31 @@ struct Ring<Element> {
         return low
     }
 
-    private mutating func grow() {
-        var bigger = [Element?](repeating: nil, count: storage.count * 2)
-        for index in 0..<count { bigger[index] = storage[physical(index)].take() }
+    /// Copies the storage when it is shared, and doubles it when `reservingOne` and it is full.
+    private mutating func makeUnique(reservingOne: Bool = false) {
+        let header = storage.header
+        let full = reservingOne && header.count == header.capacity
+        guard full || !isKnownUniquelyReferenced(&storage) else { return }
+        let bigger = Self.makeStorage(capacity: full ? header.capacity * 2 : header.capacity)
+        let moving = isKnownUniquelyReferenced(&storage)
+        storage.withUnsafeMutablePointers { oldHeader, oldElements in
+            bigger.withUnsafeMutablePointers { newHeader, newElements in
+                for index in 0..<header.count {
+                    let source = oldElements + Self.physical(index, head: header.head, capacity: header.capacity)
+                    if moving {
+                        (newElements + index).moveInitialize(from: source, count: 1)
+                    } else {
+                        (newElements + index).initialize(to: source.pointee)
+                    }
+                }
+                newHeader.pointee.count = header.count
+            }
+            if moving { oldHeader.pointee.count = 0 }  // moved out: nothing left to deinitialise
+        }
         storage = bigger
-        head = 0
     }
 }
 
-extension Ring: Sendable where Element: Sendable {}
+extension Ring: @unchecked Sendable where Element: Sendable {}
+// @unchecked: the storage is only mutated through `makeUnique()`, so a ring shared between
+// threads (after being sent) is copied before any write, like an Array.
