@@ -31,10 +31,12 @@ struct GatewaySession {
             return
         }
         simulator.state.withLock { $0.statistics.connections += 1 }
-        simulator.emit(
-            .connected(
-                connection: connection, client: client, subject: session.peerSubject ?? "(none)",
-                tlsVersion: session.protocolVersion + (session.didResume ? " resumed" : "")))
+        if configuration.events != nil {  // describing the peer costs certificate parsing
+            simulator.emit(
+                .connected(
+                    connection: connection, client: client, subject: session.peerSubject ?? "(none)",
+                    tlsVersion: session.protocolVersion + (session.didResume ? " resumed" : "")))
+        }
 
         var decoder = FrameDecoder(
             configuration: .init(
