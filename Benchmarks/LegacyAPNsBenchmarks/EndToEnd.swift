@@ -199,3 +199,50 @@ enum FeedbackBenchmarks {
         Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 }
+
+enum ReconnectBenchmarks {
+    /// What one reconnect costs (what every rejected notification costs the sender): sequential
+    /// TLS connections to an in-process simulator, with full handshakes and with resumed sessions.
+    static func run(quick: Bool, report: (BenchmarkResult) -> Void) {
+        let count = quick ? 200 : 1000
+        do {
+            let ca = Certificate.certificates(pemRepresentation: try FeedbackBenchmarks.bytes(Package.certs("ca.pem")))
+            var configuration = GatewaySimulator.Configuration(
+                identity: try ClientIdentity(
+                    pem: try FeedbackBenchmarks.bytes(Package.certs("server.pem")),
+                    keyPEM: try FeedbackBenchmarks.bytes(Package.certs("server.key")), passphrase: nil),
+                clientTrust: ca)
+            configuration.port = 0
+            configuration.feedbackPort = nil
+            let simulator = try GatewaySimulator(configuration: configuration)
+            let endpoints = try simulator.start()
+            defer { simulator.stop() }
+            let identity = try ClientIdentity(
+                pkcs12: try FeedbackBenchmarks.bytes(Package.certs("universal-modern.p12")), passphrase: "secret")
+            let context = try TLSContext.client(TLSConfiguration(identity: identity, trust: .certificates(ca)))
+            for resume in [false, true] {
+                var ticket: TLSTicket?
+                let cpu = Clock.processCPU()
+                let start = Clock.now()
+                for _ in 0..<count {
+                    let session = try TLSSession.connect(
+                        to: endpoints.gateway, context: context, timeout: 5, resuming: resume ? ticket : nil)
+                    // One byte of a frame makes the server answer (status 128 for command 9) and
+                    // lets the TLS 1.3 ticket arrive, as on a real connection.
+                    _ = [UInt8(9)].withUnsafeBytes { session.write($0) }
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
+                    while case .wantRead = session.read(into: buffer) { _ = session.socket.wait(for: Int16(POLLIN), timeout: 1) }
+                    buffer.deallocate()
+                    if resume { ticket = session.resumableTicket ?? ticket }
+                    session.close()
+                }
+                report(BenchmarkResult(
+                    name: resume ? "reconnect, TLS 1.3 resumed session" : "reconnect, full TLS handshake",
+                    count: count, seconds: Clock.now() - start, unit: "conns", cpuSeconds: Clock.processCPU() - cpu,
+                    note: "client and simulator in this process (CPU is both)"))
+            }
+        } catch {
+            report(BenchmarkResult(name: "reconnect", count: 0, seconds: 1, unit: "conns", note: "FAILED: \(error)"))
+        }
+    }
+}

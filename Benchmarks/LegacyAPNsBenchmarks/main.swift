@@ -2,7 +2,7 @@
 //
 //     swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N] [suite ...]
 //
-// Suites: encode, decode, parse, end-to-end, feedback, cli (default: all). Each suite runs N times
+// Suites: encode, decode, parse, reconnect, end-to-end, feedback, cli (default: all). Each suite runs N times
 // (default 3) and the median run by rate is reported, with the range. Every figure is measured on
 // this machine at run time; nothing is hard-coded. See BENCHMARKS.md for results and method.
 import Foundation
@@ -24,7 +24,7 @@ var suites = arguments.enumerated().filter {
     !$0.element.hasPrefix("--") && ($0.offset == 0 || arguments[$0.offset - 1] != "--runs")
 }
 .map(\.element)
-if suites.isEmpty { suites = ["encode", "decode", "parse", "end-to-end", "feedback", "cli"] }
+if suites.isEmpty { suites = ["encode", "decode", "parse", "reconnect", "end-to-end", "feedback", "cli"] }
 
 /// Results by name, in first-seen order (filled from whatever executor a suite runs on).
 final class Collector: @unchecked Sendable {
@@ -73,6 +73,7 @@ for suite in suites {
         case "encode": EncodeBenchmarks.run(quick: quick, report: record)
         case "decode": DecodeBenchmarks.run(quick: quick, report: record)
         case "parse": ParseBenchmarks.run(quick: quick, report: record)
+        case "reconnect": ReconnectBenchmarks.run(quick: quick, report: record)
         case "end-to-end": await EndToEndBenchmarks.run(quick: quick, report: record)
         case "feedback": await FeedbackBenchmarks.run(quick: quick, report: record)
         case "cli": CLIBenchmarks.run(quick: quick, report: record)
