@@ -445,7 +445,7 @@ public struct DeliveryStateMachine: Sendable {
     private mutating func reject(_ entry: Entry, status: StatusCode) {
         let rejection = Rejection(
             position: entry.position, identifier: entry.notification.identifier, token: entry.notification.token,
-            status: status)
+            status: status, mayHaveBeenDelivered: entry.possiblyDelivered)
         report.rejected.append(rejection)
         pendingEvents.append(.rejected(connection: connection, rejection))
     }

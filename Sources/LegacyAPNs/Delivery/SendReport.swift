@@ -8,13 +8,20 @@ public struct Rejection: Hashable, Sendable {
     public var token: DeviceToken
     /// The gateway's status (8, invalid token, is the usual one).
     public var status: StatusCode
+    /// True when the notification had been written on an earlier connection that closed without
+    /// an answer: that gateway may have delivered it before this one refused it.
+    public var mayHaveBeenDelivered: Bool
 
     /// Creates a rejection.
-    public init(position: UInt64, identifier: UInt32?, token: DeviceToken, status: StatusCode) {
+    public init(
+        position: UInt64, identifier: UInt32?, token: DeviceToken, status: StatusCode,
+        mayHaveBeenDelivered: Bool = false
+    ) {
         self.position = position
         self.identifier = identifier
         self.token = token
         self.status = status
+        self.mayHaveBeenDelivered = mayHaveBeenDelivered
     }
 }
 

@@ -213,7 +213,9 @@ enum SendOutput {
         bytes.append(contentsOf: String(rejection.status.rawValue).utf8)
         bytes.append(contentsOf: #","reason":""#.utf8)
         bytes.append(contentsOf: rejection.status.reason.utf8)
-        bytes.append(contentsOf: #""}"#.utf8)
+        bytes.append(UInt8(ascii: "\""))
+        if rejection.mayHaveBeenDelivered { bytes.append(contentsOf: #","mayHaveBeenDelivered":true"#.utf8) }
+        bytes.append(UInt8(ascii: "}"))
         return String(decoding: bytes, as: UTF8.self)
     }
 
@@ -237,6 +239,7 @@ enum SendOutput {
 
     static func rejectedLine(_ rejection: Rejection) -> String {
         "rejected: id \(reportedID(rejection)), token \(rejection.token.hexString), status \(rejection.status.rawValue) (\(rejection.status.reason))"
+            + (rejection.mayHaveBeenDelivered ? " (an earlier connection may have delivered it)" : "")
     }
 
     static func summaryLines(_ report: SendReport, endpoint: Endpoint) -> [String] {

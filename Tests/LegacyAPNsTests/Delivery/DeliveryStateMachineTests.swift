@@ -197,6 +197,18 @@ import Testing
         #expect(machine.report.isCompleteSuccess)
     }
 
+    @Test func aRejectionAfterASilentCloseSaysTheNotificationMayHaveBeenDelivered() {
+        var machine = Self.machine()
+        Self.connectAndWrite(&machine, 1...4)
+        machine.closed(.unexpected(reason: "reset"))
+        machine.expectNext(.connect(delay: 0.1))
+        machine.connected()
+        Self.expectResends(&machine, [1, 2])
+        machine.received(ErrorResponse(status: .invalidToken, identifier: 2))
+        #expect(machine.report.rejected.map(\.mayHaveBeenDelivered) == [true])
+        #expect(machine.report.accepted == 1)
+    }
+
     @Test func notificationsThatKeepLosingTheirConnectionEndUnconfirmed() {
         var machine = Self.machine(attempts: 2, failures: 10)
         Self.connectAndWrite(&machine, 1...2)
