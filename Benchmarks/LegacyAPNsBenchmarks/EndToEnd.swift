@@ -245,15 +245,18 @@ enum ReconnectBenchmarks {
                     // lets the TLS 1.3 ticket arrive, as on a real connection.
                     _ = [UInt8(9)].withUnsafeBytes { session.write($0) }
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
-                    while case .wantRead = session.read(into: buffer) { _ = session.socket.wait(for: Int16(POLLIN), timeout: 1) }
+                    while case .wantRead = session.read(into: buffer) {
+                        _ = session.socket.wait(for: Int16(POLLIN), timeout: 1)
+                    }
                     buffer.deallocate()
                     if resume { ticket = session.resumableTicket ?? ticket }
                     session.close()
                 }
-                report(BenchmarkResult(
-                    name: resume ? "reconnect, TLS 1.3 resumed session" : "reconnect, full TLS handshake",
-                    count: count, seconds: Clock.now() - start, unit: "conns", cpuSeconds: Clock.processCPU() - cpu,
-                    note: "client and simulator in this process (CPU is both)"))
+                report(
+                    BenchmarkResult(
+                        name: resume ? "reconnect, TLS 1.3 resumed session" : "reconnect, full TLS handshake",
+                        count: count, seconds: Clock.now() - start, unit: "conns", cpuSeconds: Clock.processCPU() - cpu,
+                        note: "client and simulator in this process (CPU is both)"))
             }
         } catch {
             report(BenchmarkResult(name: "reconnect", count: 0, seconds: 1, unit: "conns", note: "FAILED: \(error)"))
