@@ -31,16 +31,7 @@ final class NotificationSource: @unchecked Sendable {
             lock.broadcast()
             return true
         }
-        guard accepted else { return false }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow: Bool = lock.withLock {
-                if queued < capacity || stopped { return true }
-                spaceWaiter = continuation
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-        return lock.withLock { !stopped }
+        return accepted ? await waitForSpace() : false
     }
 
     /// Adds one notification, visible to the connection threads at once (an asynchronous input
@@ -61,8 +52,12 @@ final class NotificationSource: @unchecked Sendable {
             lock.broadcast()
             return true
         }
-        guard accepted else { return false }
-        if lock.withLock({ queued < capacity }) { return true }
+        return accepted ? await waitForSpace() : false
+    }
+
+    /// Suspends while the queue is full; false when taking has stopped.
+    private func waitForSpace() async -> Bool {
+        if lock.withLock({ queued < capacity && !stopped }) { return true }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow: Bool = lock.withLock {
                 if queued < capacity || stopped { return true }
