@@ -131,7 +131,7 @@ enum FeedbackCommand {
         format: (FeedbackRecord) -> String, console: Console
     ) async throws -> ExitStatus {
         let stop = StopRequest()
-        let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { stop.stop() }
+        let signals = InterruptWatch { stop.stop() }
         defer { signals.cancel() }
         let poller = FeedbackPoller(
             reader: reader, interval: .seconds(interval), maximumConsecutiveFailures: maximumFailures,
@@ -275,28 +275,5 @@ struct InterruptibleClock: FeedbackClock {
             defer { group.cancelAll() }
             try await group.next()
         }
-    }
-}
-
-/// Turns SIGINT/SIGTERM into a call of `handler` (on a Dispatch queue) instead of ending the
-/// process; ``cancel()`` restores the previous dispositions.
-final class SignalWatch {
-    private let previous: [(Int32, sighandler_t?)]
-    private let sources: [any DispatchSourceSignal]
-
-    init(signals: [Int32], handler: @escaping @Sendable () -> Void) {
-        // Ignored, so the default action (ending the process) never runs; Dispatch still sees them.
-        previous = signals.map { ($0, signal($0, SIG_IGN)) }
-        sources = signals.map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: handler)
-            source.resume()
-            return source
-        }
-    }
-
-    func cancel() {
-        for source in sources { source.cancel() }
-        for (number, disposition) in previous { signal(number, disposition) }
     }
 }
