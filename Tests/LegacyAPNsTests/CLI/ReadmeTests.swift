@@ -67,28 +67,10 @@ import Testing
     static func bash(_ command: String, path: String, directory: String) throws -> (
         status: Int32, stdout: String, stderr: String
     ) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-o", "pipefail", "-c", command]
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        var environment = ProcessInfo.processInfo.environment
-        environment["PATH"] = path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let errorData = Locked<Data>(Data())
-        let reader = Thread { errorData.set(err.fileHandleForReading.readDataToEndOfFile()) }
-        reader.start()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !reader.isFinished { usleep(1000) }
-        return (
-            process.terminationStatus, String(decoding: output, as: UTF8.self),
-            String(decoding: errorData.get(), as: UTF8.self)
-        )
+        let inherited = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let result = try CLIRunner.runProcess(
+            URL(fileURLWithPath: "/bin/bash"), ["-o", "pipefail", "-c", command],
+            environment: ["PATH": path + ":" + inherited], directory: URL(fileURLWithPath: directory))
+        return (result.status, result.output, result.stderr)
     }
 }

@@ -38,8 +38,16 @@ enum CLIRunner {
     static func runBinary(
         _ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:], directory: URL? = nil
     ) throws -> Result {
+        try runProcess(binary, arguments, stdin: stdin, environment: environment, directory: directory)
+    }
+
+    /// Runs any program, feeding `stdin` and collecting both outputs without risk of a full pipe.
+    static func runProcess(
+        _ executable: URL, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:],
+        directory: URL? = nil
+    ) throws -> Result {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -60,7 +68,7 @@ enum CLIRunner {
         errorReader.start()
         let outData = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        while errorReader.isExecuting || !errorReader.isFinished { usleep(1000) }
+        while !errorReader.isFinished { usleep(1000) }
         return Result(
             status: process.terminationStatus, stdout: Array(outData),
             stderr: String(decoding: errorData.get(), as: UTF8.self))

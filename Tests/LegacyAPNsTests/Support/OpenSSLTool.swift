@@ -12,22 +12,8 @@ enum OpenSSLTool {
 
     /// Runs `openssl <arguments>` and waits for it.
     static func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Outputs here are a few KiB, far below a pipe's buffer, so reading one after the other is safe.
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, output: Array(outputData),
-            error: String(decoding: errorData, as: UTF8.self))
+        let result = try CLIRunner.runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["openssl"] + arguments)
+        return Result(status: result.status, output: result.stdout, error: result.stderr)
     }
 
     /// The `AB:CD:...` value of `openssl x509 -noout -fingerprint -sha256` for a PEM certificate file.
