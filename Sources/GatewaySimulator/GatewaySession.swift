@@ -115,8 +115,8 @@ struct GatewaySession {
             } else {
                 if let idle = configuration.idleTimeout, Monotonic.now() - lastActivity > idle {
                     // A client that stalls (mid-frame or not) does not hold a slot forever.
-                    simulator.emit(.idleTimeout(connection: connection, accepted: accepted))
                     session.closeGently(drainTimeout: 0)
+                    simulator.emit(.idleTimeout(connection: connection, accepted: accepted))
                     return
                 }
                 _ = session.socket.wait(for: Int16(POLLIN), timeout: 0.1)

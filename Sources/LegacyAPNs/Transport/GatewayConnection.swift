@@ -35,6 +35,12 @@ final class GatewayConnection {
         }
     }
     private var ticket: TLSTicket?
+    private let spare: SpareConnector
+    /// Whether this slot keeps a spare connection ready (once error responses made it reconnect).
+    private var usesSpares = false
+    /// Whether the current connection should order a spare once its session ticket has arrived.
+    private var spareWanted = false
+    private var barrierIdentifier: UInt32?
     private var writer: ByteWriter
     private var decoder = FrameDecoder(configuration: .provider)
     private var local: [(UInt64, PushNotification)] = []
@@ -50,6 +56,8 @@ final class GatewayConnection {
         self.events = events
         self.machine = DeliveryStateMachine(configuration: delivery, connection: slot)
         self.writer = ByteWriter(capacity: settings.writeBatchSize * 2)
+        self.spare = SpareConnector(
+            endpoint: settings.endpoint, context: settings.context, timeout: settings.connectTimeout)
         local.reserveCapacity(256)
     }
 
@@ -77,6 +85,7 @@ final class GatewayConnection {
                 FrameEncoder.encodeValidated(notification, as: settings.format, identifier: identifier, into: &writer)
                 if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
             case .writeBarrier(let identifier):
+                barrierIdentifier = identifier
                 Self.encodeBarrier(identifier, into: &writer)
                 pump(flushAll: true)
             case .awaitVerdict:
@@ -95,6 +104,7 @@ final class GatewayConnection {
                     localIndex += 1
                 }
                 publishEvents()
+                spare.stop()
                 if machine.report.failure != nil { source.stop() }
                 return machine.report
             }
@@ -119,9 +129,16 @@ final class GatewayConnection {
 
     private func open() {
         do {
-            session = try TLSSession.connect(
-                to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout, resuming: ticket)
+            if let ready = spare.take() {
+                session = ready
+            } else {
+                session = try TLSSession.connect(
+                    to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout, resuming: ticket
+                )
+            }
             ticket = nil
+            spareWanted = usesSpares
+            barrierIdentifier = nil
             decoder = FrameDecoder(configuration: .provider)
             writer.clear()
             machine.connected()
@@ -189,6 +206,10 @@ final class GatewayConnection {
         }
         while true {
             guard readAvailable() else { return }
+            if spareWanted, let ticket = session.resumableTicket {
+                spareWanted = false
+                spare.prepare(resuming: ticket)
+            }
             if writer.isEmpty || (!flushAll && writer.count < settings.writeBatchSize) { return }
             let result = writer.withUnsafeReadableBytes { bytes in
                 session.write(UnsafeRawBufferPointer(rebasing: bytes.prefix(settings.writeBatchSize)))
@@ -228,6 +249,8 @@ final class GatewayConnection {
                 do {
                     while let frame = try decoder.next() {
                         if case .errorResponse(let response) = frame {
+                            // Errors mean reconnects: from now on keep the next connection ready.
+                            if response.identifier != barrierIdentifier { usesSpares = true }
                             machine.received(response)
                             writer.clear()  // the gateway discards whatever follows anyway
                             return false
