@@ -27,13 +27,7 @@ import Testing
     }
 
     @Test func twoThousandWithThreeBadTokensReportsTheThreeAndExits1() async throws {
-        var generator = SplitMix64(seed: 7)
-        var bad = Set<Int>()
-        while bad.count < 3 { bad.insert(Int(generator.next() % 2000) + 1) }
-        var faults = SimulatorFaults()
-        for index in bad { faults.failingTokens[TestGateway.notification(index).token] = .invalidToken }
-        faults.errorResponseDelay = 0.05
-        let gateway = try TestGateway(faults: faults)
+        let (gateway, bad) = try TestGateway.withBadTokens(3, in: 2000, seed: 7)
         defer { gateway.stop() }
         let scratch = try ScratchDirectory()
         let input = scratch.file("batch.jsonl")

@@ -56,6 +56,19 @@ struct TestGateway {
 
     func stop() { simulator.stop() }
 
+    /// `count` distinct indexes in 1...`range`, chosen reproducibly from `seed`, and a gateway that
+    /// rejects their tokens with status 8 after sitting on each error for 50 ms (the client keeps
+    /// writing meanwhile).
+    static func withBadTokens(_ count: Int, in range: Int, seed: UInt64) throws -> (TestGateway, Set<Int>) {
+        var generator = SplitMix64(seed: seed)
+        var bad = Set<Int>()
+        while bad.count < count { bad.insert(Int(generator.next() % UInt64(range)) + 1) }
+        var faults = SimulatorFaults()
+        for index in bad { faults.failingTokens[notification(index).token] = .invalidToken }
+        faults.errorResponseDelay = 0.05
+        return (try TestGateway(faults: faults), bad)
+    }
+
     /// A notification to a deterministic token for `index` (the token's last 8 bytes are `index`).
     static func notification(_ index: Int, identifier: UInt32? = nil) -> PushNotification {
         var bytes = [UInt8](repeating: 0xAB, count: 32)

@@ -48,13 +48,7 @@ import Testing
     }
 
     @Test func threeBadTokensWithDelayedErrorResponsesLoseAndDuplicateNothing() async throws {
-        var generator = SplitMix64(seed: 2195)
-        var bad = Set<Int>()
-        while bad.count < 3 { bad.insert(Int(generator.next() % 2000) + 1) }
-        var faults = SimulatorFaults()
-        for index in bad { faults.failingTokens[TestGateway.notification(index).token] = .invalidToken }
-        faults.errorResponseDelay = 0.05  // the client keeps writing while the gateway sits on the error
-        let gateway = try TestGateway(faults: faults)
+        let (gateway, bad) = try TestGateway.withBadTokens(3, in: 2000, seed: 2195)
         defer { gateway.stop() }
         let client = try PushClient(configuration: gateway.clientConfiguration())
         let report = await client.send((1...2000).map { TestGateway.notification($0) })
