@@ -109,10 +109,6 @@ struct Ring<Element> {
         }
     }
 
-    mutating func removeAll() {
-        while !isEmpty { _ = removeFirst() }
-    }
-
     /// The index of the first element whose key is not less than `key` (keys must be ascending).
     func partitionIndex<Key: Comparable>(of key: Key, by keyOf: (Element) -> Key) -> Int {
         var low = 0

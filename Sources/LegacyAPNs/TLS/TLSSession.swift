@@ -194,9 +194,6 @@ package final class TLSSession {
         return ioFailure(SSL_get_error(ssl, count), operation: "write")
     }
 
-    /// Whether decrypted bytes are waiting in OpenSSL's buffer (poll cannot see them).
-    package var hasBufferedInput: Bool { SSL_pending(ssl) > 0 }
-
     private func ioFailure(_ code: Int32, operation: String) -> IOResult {
         let errorNumber = errno
         switch code {

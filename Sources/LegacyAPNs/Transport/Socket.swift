@@ -83,20 +83,14 @@ package final class Socket {
     /// Waits until the socket is ready for `events` (POLLIN/POLLOUT) or `timeout` seconds pass.
     /// Returns true when ready (or hung up / in error, which the next read or write reports).
     package func wait(for events: Int16, timeout: Double) -> Bool {
-        var descriptor = pollfd(fd: self.descriptor, events: events, revents: 0)
-        let milliseconds =
-            timeout.isInfinite ? -1 : Int32(Swift.max(0, Swift.min(timeout * 1000, 86_400_000)).rounded(.up))
-        while true {
-            let result = Glibc.poll(&descriptor, 1, milliseconds)
-            if result < 0, errno == EINTR { continue }
-            return result > 0
-        }
+        poll(events: events, timeout: timeout) != 0
     }
 
     /// Polls for `events` and returns what is ready (0 on timeout).
     package func poll(events: Int16, timeout: Double) -> Int16 {
         var descriptor = pollfd(fd: self.descriptor, events: events, revents: 0)
-        let milliseconds = Int32(Swift.max(0, Swift.min(timeout * 1000, 86_400_000)).rounded(.up))
+        let milliseconds =
+            timeout.isInfinite ? -1 : Int32(Swift.max(0, Swift.min(timeout * 1000, 86_400_000)).rounded(.up))
         while true {
             let result = Glibc.poll(&descriptor, 1, milliseconds)
             if result < 0, errno == EINTR { continue }

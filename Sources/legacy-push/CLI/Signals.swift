@@ -49,8 +49,6 @@ final class Latch: Sendable {
             return !tripped
         }
     }
-
-    var isTripped: Bool { state.withLock { $0 } }
 }
 
 /// An event that happens once; `wait()` returns as soon as it has happened (before or after).
