@@ -28,24 +28,32 @@ enum EndToEndBenchmarks {
         }
     }
 
-    static func run(quick: Bool, report: (BenchmarkResult) -> Void) async {
+    /// With `rejecting`, the simulator refuses 1 % of the notifications (the resend cost);
+    /// without, every notification is accepted.
+    static func run(quick: Bool, rejecting: Bool, report: (BenchmarkResult) -> Void) async {
         let count = quick ? 200_000 : 2_000_000
         let input = notifications(count)
-        let cases: [(String, Int, [String])] = [
-            ("end-to-end, 1 TLS connection", 1, []),
-            ("end-to-end, 2 TLS connections", 2, []),
-            ("end-to-end, 4 TLS connections", 4, []),
-            ("end-to-end, 1 connection, 1 % rejected", 1, ["--fail-every", "100"]),
-            ("end-to-end, 2 connections, 1 % rejected", 2, ["--fail-every", "100"]),
-            ("end-to-end, 4 connections, 1 % rejected", 4, ["--fail-every", "100"]),
-        ]
-        for (name, connections, serveFlags) in cases {
+        let cases: [(String, Int, [String])] =
+            rejecting
+            ? [
+                ("end-to-end, 1 connection, 1 % rejected", 1, ["--fail-every", "100"]),
+                ("end-to-end, 2 connections, 1 % rejected", 2, ["--fail-every", "100"]),
+                ("end-to-end, 4 connections, 1 % rejected", 4, ["--fail-every", "100"]),
+                ("end-to-end, 1 connection, 1 % rejected, TLS 1.3", 1, ["--fail-every", "100", "--tls-max", "1.3"]),
+                ("end-to-end, 4 connections, 1 % rejected, TLS 1.3", 4, ["--fail-every", "100", "--tls-max", "1.3"]),
+            ]
+            : [
+                ("end-to-end, 1 TLS connection", 1, []),
+                ("end-to-end, 2 TLS connections", 2, []),
+                ("end-to-end, 4 TLS connections", 4, []),
+            ]
+        for (name, connections, serveFlags) in cases where onlyCases.map({ name.contains($0) }) ?? true {
             do {
                 let server = try ServeProcess(serveFlags + ["--no-feedback"])
                 let client = try client(port: server.gatewayPort, connections: connections)
                 let serverCPU = server.cpuSeconds ?? 0
                 let cpu = Clock.processCPU()
-                let sent = serveFlags.isEmpty ? input : Array(input.prefix(count / 4))
+                let sent = rejecting ? Array(input.prefix(count / 4)) : input
                 let sendReport = await client.send(sent)
                 let clientCPU = Clock.processCPU() - cpu
                 let simulatorCPU = (server.cpuSeconds ?? 0) - serverCPU
@@ -216,9 +224,17 @@ enum FeedbackBenchmarks {
 
 enum ReconnectBenchmarks {
     /// What one reconnect costs (what every rejected notification costs the sender): sequential
-    /// TLS connections to an in-process simulator, with full handshakes and with resumed sessions.
+    /// TLS connections to an in-process simulator, with full handshakes and with resumed sessions,
+    /// for a gateway speaking TLS 1.2 (the simulator's default, as Apple's) and TLS 1.3.
     static func run(quick: Bool, report: (BenchmarkResult) -> Void) {
+        for version in [TLSConfiguration.Version.tls12, .tls13] {
+            run(version: version, quick: quick, report: report)
+        }
+    }
+
+    static func run(version: TLSConfiguration.Version, quick: Bool, report: (BenchmarkResult) -> Void) {
         let count = quick ? 200 : 1000
+        let label = version == .tls12 ? "TLS 1.2" : "TLS 1.3"
         do {
             let ca = Certificate.certificates(pemRepresentation: try FeedbackBenchmarks.bytes(Package.certs("ca.pem")))
             var configuration = GatewaySimulator.Configuration(
@@ -228,6 +244,7 @@ enum ReconnectBenchmarks {
                 clientTrust: ca)
             configuration.port = 0
             configuration.feedbackPort = nil
+            configuration.maximumTLSVersion = version
             let simulator = try GatewaySimulator(configuration: configuration)
             let endpoints = try simulator.start()
             defer { simulator.stop() }
@@ -236,6 +253,7 @@ enum ReconnectBenchmarks {
             let context = try TLSContext.client(TLSConfiguration(identity: identity, trust: .certificates(ca)))
             for resume in [false, true] {
                 var ticket: TLSTicket?
+                let resumedBefore = simulator.statistics.resumedConnections
                 let cpu = Clock.processCPU()
                 let start = Clock.now()
                 for _ in 0..<count {
@@ -254,12 +272,16 @@ enum ReconnectBenchmarks {
                 }
                 report(
                     BenchmarkResult(
-                        name: resume ? "reconnect, TLS 1.3 resumed session" : "reconnect, full TLS handshake",
+                        name: "reconnect, \(label), " + (resume ? "resumed session" : "full handshake"),
                         count: count, seconds: Clock.now() - start, unit: "conns", cpuSeconds: Clock.processCPU() - cpu,
-                        note: "client and simulator in this process (CPU is both)"))
+                        note:
+                            "client and simulator in this process (CPU is both); "
+                            + "\(simulator.statistics.resumedConnections - resumedBefore) resumed"))
             }
         } catch {
-            report(BenchmarkResult(name: "reconnect", count: 0, seconds: 1, unit: "conns", note: "FAILED: \(error)"))
+            report(
+                BenchmarkResult(
+                    name: "reconnect, \(label)", count: 0, seconds: 1, unit: "conns", note: "FAILED: \(error)"))
         }
     }
 }

@@ -1,10 +1,11 @@
 // LegacyAPNs benchmarks. Run in release mode:
 //
-//     swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N] [suite ...]
+//     swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N] [--only TEXT] [suite ...]
 //
-// Suites: encode, decode, parse, reconnect, end-to-end, feedback, cli (default: all). Each suite runs N times
+// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli (default: all). Each suite runs N times
 // (default 3) and the median run by rate is reported, with the range. Every figure is measured on
-// this machine at run time; nothing is hard-coded. See BENCHMARKS.md for results and method.
+// this machine at run time; nothing is hard-coded. --only runs just the end-to-end cases whose name
+// contains TEXT (for profiling one of them). See BENCHMARKS.md for results and method.
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -21,10 +22,14 @@ if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count, 
     runs = max(1, value)
 }
 var suites = arguments.enumerated().filter {
-    !$0.element.hasPrefix("--") && ($0.offset == 0 || arguments[$0.offset - 1] != "--runs")
+    !$0.element.hasPrefix("--") && ($0.offset == 0 || !["--runs", "--only"].contains(arguments[$0.offset - 1]))
 }
 .map(\.element)
-if suites.isEmpty { suites = ["encode", "decode", "parse", "reconnect", "end-to-end", "feedback", "cli"] }
+/// Only the end-to-end cases whose name contains this.
+let onlyCases: String? = arguments.firstIndex(of: "--only").flatMap {
+    $0 + 1 < arguments.count ? arguments[$0 + 1] : nil
+}
+if suites.isEmpty { suites = ["encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli"] }
 
 /// Results by name, in first-seen order (filled from whatever executor a suite runs on).
 final class Collector: @unchecked Sendable {
@@ -74,7 +79,8 @@ for suite in suites {
         case "decode": DecodeBenchmarks.run(quick: quick, report: record)
         case "parse": ParseBenchmarks.run(quick: quick, report: record)
         case "reconnect": ReconnectBenchmarks.run(quick: quick, report: record)
-        case "end-to-end": await EndToEndBenchmarks.run(quick: quick, report: record)
+        case "end-to-end": await EndToEndBenchmarks.run(quick: quick, rejecting: false, report: record)
+        case "rejected": await EndToEndBenchmarks.run(quick: quick, rejecting: true, report: record)
         case "feedback": await FeedbackBenchmarks.run(quick: quick, report: record)
         case "cli": CLIBenchmarks.run(quick: quick, report: record)
         default:

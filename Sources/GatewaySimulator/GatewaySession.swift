@@ -30,12 +30,16 @@ struct GatewaySession {
             simulator.handshakeFailed(client: client, error: error)
             return
         }
-        simulator.state.withLock { $0.statistics.connections += 1 }
+        let resumed = session.didResume
+        simulator.state.withLock {
+            $0.statistics.connections += 1
+            if resumed { $0.statistics.resumedConnections += 1 }
+        }
         if configuration.events != nil {  // describing the peer costs certificate parsing
             simulator.emit(
                 .connected(
                     connection: connection, client: client, subject: session.peerSubject ?? "(none)",
-                    tlsVersion: session.protocolVersion + (session.didResume ? " resumed" : "")))
+                    tlsVersion: session.protocolVersion + (resumed ? " resumed" : "")))
         }
 
         var decoder = FrameDecoder(

@@ -3,7 +3,8 @@ import LegacyAPNs
 /// What the simulator saw, for logs and tests. Delivered from the connection threads.
 public enum SimulatorEvent: Hashable, Sendable {
     /// A client completed the TLS handshake. `client` is "address:port", `subject` the client
-    /// certificate's subject.
+    /// certificate's subject, `tlsVersion` the protocol ("TLSv1.2"), followed by " resumed" when
+    /// the client resumed an earlier session.
     case connected(connection: Int, client: String, subject: String, tlsVersion: String)
     /// A client was refused during the handshake (no certificate, untrusted, ...).
     case handshakeFailed(client: String, reason: String)

@@ -23,9 +23,11 @@ public struct TLSConfiguration: Sendable {
         }
     }
 
-    /// Oldest TLS version to accept.
+    /// A TLS protocol version.
     public enum Version: Hashable, Sendable {
+        /// TLS 1.2 (RFC 5246), the newest version Apple's binary gateway is known to have spoken.
         case tls12
+        /// TLS 1.3 (RFC 8446).
         case tls13
     }
 

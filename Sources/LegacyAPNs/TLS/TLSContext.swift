@@ -35,18 +35,22 @@ package final class TLSContext: @unchecked Sendable {
         return context
     }
 
-    /// A server context that requires a client certificate chaining to `clientTrust`.
-    package static func server(identity: ClientIdentity, clientTrust: [Certificate]) throws -> TLSContext {
+    /// A server context that requires a client certificate chaining to `clientTrust` and speaks
+    /// TLS 1.2 up to `maximum`.
+    package static func server(
+        identity: ClientIdentity, clientTrust: [Certificate], maximum: TLSConfiguration.Version = .tls13
+    ) throws -> TLSContext {
         let context = try make(method: TLS_server_method(), identity: identity, minimum: .tls12)
+        _ = COpenSSL_SSL_CTX_set_max_proto_version(context.pointer, maximum == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION)
         SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
         try addTrusted(clientTrust, to: context)
         for certificate in clientTrust { _ = SSL_CTX_add_client_CA(context.pointer, certificate.pointer) }
         let sessionContext: [UInt8] = Array("legacy-apns-simulator".utf8)
         _ = SSL_CTX_set_session_id_context(context.pointer, sessionContext, UInt32(sessionContext.count))
-        // One TLS 1.3 ticket per connection: a client that reconnects after an error response can
-        // resume instead of repeating the certificate handshake.
-        // Stateful tickets (SSL_OP_NO_TICKET with TLS 1.3): the session stays in this context's
-        // cache, so resuming costs no certificate parsing either.
+        // A client that reconnects after an error response can resume its session instead of
+        // repeating the certificate handshake. SSL_OP_NO_TICKET keeps sessions in this context's
+        // cache: TLS 1.2 resumes by session ID, TLS 1.3 by a stateful ticket (one per connection),
+        // so resuming costs no ticket encryption and no certificate parsing.
         _ = SSL_CTX_set_num_tickets(context.pointer, 1)
         SSL_CTX_set_options(context.pointer, COpenSSL_SSL_OP_NO_TICKET)
         return context

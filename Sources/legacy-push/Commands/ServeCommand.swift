@@ -42,6 +42,9 @@ enum ServeCommand {
                 .flag("split-errors", "Send error responses one byte per TLS record."),
                 .value("max-connections", "n", "Connections served at once.", default: "64"),
                 .value("idle-timeout", "seconds", "Close connections that send nothing for this long.", default: "300"),
+                .value(
+                    "tls-max", "1.2|1.3", "Newest TLS version offered (1.2, as Apple's gateway spoke it).",
+                    default: "1.2"),
                 .flag("quiet", "Do not log connections and rejections."),
             ],
             run: { arguments, console in try await run(arguments, console: console) },
@@ -60,6 +63,8 @@ enum ServeCommand {
         let maximumPayload = try arguments.integer("max-payload", in: 1...65535) ?? Payload.defaultMaximumSize
         let maximumConnections = try arguments.integer("max-connections", in: 1...10_000) ?? 64
         let idleTimeout = try arguments.seconds("idle-timeout") ?? 300
+        let newestTLS: TLSConfiguration.Version =
+            try arguments.choice("tls-max", from: ["1.2", "1.3"]) == "1.3" ? .tls13 : .tls12
         let faults = try faults(arguments)
         var feedback: [FeedbackRecord] = []
         if let path = arguments.value("feedback-file") {
@@ -76,6 +81,7 @@ enum ServeCommand {
         configuration.maximumPayloadSize = maximumPayload
         configuration.maximumConnections = maximumConnections
         configuration.idleTimeout = idleTimeout
+        configuration.maximumTLSVersion = newestTLS
         configuration.faults = faults
         configuration.feedback = feedback
         var recordDescriptor: Int32 = -1

@@ -268,6 +268,10 @@ import Testing
 
         #expect(server.interruptAndWait() == 0)
         #expect(server.stderr.contains("rejected id 3 token \(bad): status 8"))
+        // TLS 1.2 by default, as Apple's gateway; the reconnect after the rejection resumes.
+        #expect(server.stderr.contains("connection 1 from 127.0.0.1:"))
+        #expect(server.stderr.contains(": TLSv1.2, "))
+        #expect(server.stderr.contains(": TLSv1.2 resumed, "))
         #expect(server.stderr.contains("stopped: "))
         let lines = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 4)
@@ -281,6 +285,7 @@ import Testing
         (["serve", "--fail-every", "0"], "--fail-every must be between 1 and \(Int.max), got 0"),
         (["serve", "--fail-every", "5:300"], "--fail-every status must be between 0 and 255, got 300"),
         (["serve", "--port", "70000"], "--port must be between 0 and 65535, got 70000"),
+        (["serve", "--tls-max", "1.1"], "--tls-max must be one of 1.2, 1.3, got '1.1'"),
         (
             ["serve", "--cert", "x.pem"],
             "give --cert (with --key unless it holds the key) and --ca-file together, or none of them"

@@ -66,6 +66,33 @@ import Testing
         Self.checkLedger(report, recorder: gateway.recorder, count: 2000)
     }
 
+    /// Every rejection ends a connection; the reconnects resume the first connection's TLS session
+    /// instead of repeating the certificate handshake, with either TLS version the gateway offers.
+    @Test(arguments: [TLSConfiguration.Version.tls12, .tls13])
+    func reconnectsAfterRejectionsResumeTheTLSSession(_ version: TLSConfiguration.Version) async throws {
+        var faults = SimulatorFaults()
+        for index in [100, 200, 300] { faults.failingTokens[TestGateway.notification(index).token] = .invalidToken }
+        let gateway = try TestGateway(faults: faults) { $0.maximumTLSVersion = version }
+        defer { gateway.stop() }
+        let client = try PushClient(configuration: gateway.clientConfiguration())
+        let report = await client.send((1...400).map { TestGateway.notification($0) })
+
+        #expect(report.failure == nil)
+        #expect(report.accepted == 397)
+        #expect(report.rejected.map { Int($0.identifier!) } == [100, 200, 300])
+        let statistics = gateway.simulator.statistics
+        #expect(statistics.connections >= 4)
+        #expect(statistics.resumedConnections == statistics.connections - 1)
+        let versions = gateway.events.get().compactMap { event -> String? in
+            if case .connected(_, _, _, let tlsVersion) = event { return tlsVersion }
+            return nil
+        }
+        let expected = version == .tls12 ? "TLSv1.2" : "TLSv1.3"
+        #expect(versions.first == expected)
+        #expect(versions.dropFirst().allSatisfy { $0 == expected + " resumed" })
+        Self.checkLedger(report, recorder: gateway.recorder, count: 400)
+    }
+
     @Test func shutdownMidwayLosesAndDuplicatesNothing() async throws {
         var faults = SimulatorFaults()
         faults.shutdownAfter = 700
