@@ -1,10 +1,11 @@
 /// Prepares a connection slot's next TLS connection on a helper thread while the current one
 /// works, so that reconnecting after an error response does not stall the slot for a handshake.
 ///
-/// The slot asks for a spare once the current connection's resumable session (TLS 1.3 ticket) has
-/// arrived, and takes it when it needs to reconnect. A spare is checked before use (a gateway may
-/// have closed it meanwhile) and dropped when older than ``maximumAge``. Slots use spares only once
-/// errors have made them reconnect, so an error-free send opens no extra connection.
+/// The slot asks for a spare once the current connection's session is resumable (at once with
+/// TLS 1.2, once the ticket has arrived with TLS 1.3), and takes it when it needs to reconnect. A
+/// spare is checked before use (a gateway may have closed it meanwhile) and dropped when older than
+/// ``maximumAge``. Slots use spares only once errors have made them reconnect, so an error-free send
+/// opens no extra connection.
 final class SpareConnector: @unchecked Sendable {
     // @unchecked: every field is guarded by `lock`; a TLSSession and a TLSTicket are handed between
     // the slot's thread and the helper thread under it, never used by both at once.
@@ -67,7 +68,7 @@ final class SpareConnector: @unchecked Sendable {
     }
 
     /// A spare must not have been closed or written to by the gateway while it waited. Reading
-    /// also consumes the TLS 1.3 ticket the gateway sent after the handshake.
+    /// also consumes a TLS 1.3 ticket the gateway sent after the handshake.
     private static func isHealthy(_ session: TLSSession) -> Bool {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 8)
         defer { buffer.deallocate() }
