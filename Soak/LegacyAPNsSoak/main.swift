@@ -4,7 +4,9 @@
 // accepted (delivered at least once, and more than once only if reported as a possible duplicate),
 // rejected (never delivered) or reported unconfirmed.
 //
-//     swift run -c release LegacyAPNsSoak [--notifications N] [--seed S]
+//     swift run -c release LegacyAPNsSoak [--notifications N] [--seed S] [--tls13]
+//
+// --tls13 makes the simulator offer TLS 1.3 (it offers TLS 1.2 by default, as Apple's gateway).
 //
 // Not part of `swift test` (it runs for minutes); Scripts/soak.sh runs it.
 import FeedbackClient
@@ -20,6 +22,7 @@ func option(_ name: String, _ fallback: Int) -> Int {
 }
 let total = option("--notifications", 500_000)
 let seed = UInt64(option("--seed", 2195))
+let newestTLS: TLSConfiguration.Version = arguments.contains("--tls13") ? .tls13 : .tls12
 
 /// Counts deliveries per notification (the token's last 4 bytes hold its index).
 final class LedgerRecorder: NotificationRecorder {
@@ -88,7 +91,9 @@ let ca = Certificate.certificates(pemRepresentation: try bytes("ca.pem"))
 let serverIdentity = try ClientIdentity(pem: try bytes("server.pem"), keyPEM: try bytes("server.key"), passphrase: nil)
 let clientIdentity = try ClientIdentity(pkcs12: try bytes("universal-legacy.p12"), passphrase: "secret")
 
-print("LegacyAPNs soak: \(total) notifications in \(phases.count) phases, seed \(seed)")
+print(
+    "LegacyAPNs soak: \(total) notifications in \(phases.count) phases, seed \(seed), "
+        + "gateway offering \(newestTLS == .tls13 ? "TLS 1.3" : "TLS 1.2")")
 print(
     "phase                                   sent     accepted rejected unconfirmed resent   dup.risk conns  lost silent-dup  seconds"
 )
@@ -100,6 +105,7 @@ for (number, phase) in phases.enumerated() {
     configuration.port = 0
     configuration.feedbackPort = nil
     configuration.faults = phase.faults
+    configuration.maximumTLSVersion = newestTLS
     configuration.recorder = recorder
     let simulator = try GatewaySimulator(configuration: configuration)
     let endpoints = try simulator.start()
