@@ -43,7 +43,7 @@ enum ServeCommand {
                 .value("max-connections", "n", "Connections served at once.", default: "64"),
                 .value("idle-timeout", "seconds", "Close connections that send nothing for this long.", default: "300"),
                 .value(
-                    "tls-max", "1.2|1.3", "Newest TLS version offered (1.2, as Apple's gateway spoke it).",
+                    "tls-max", "1.2|1.3", "Newest TLS version offered (Apple's gateway spoke 1.2).",
                     default: "1.2"),
                 .flag("quiet", "Do not log connections and rejections."),
             ],
