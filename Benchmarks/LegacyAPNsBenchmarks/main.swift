@@ -2,10 +2,11 @@
 //
 //     swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N] [--only TEXT] [suite ...]
 //
-// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli (default: all). Each suite runs N times
-// (default 3) and the median run by rate is reported, with the range. Every figure is measured on
-// this machine at run time; nothing is hard-coded. --only runs just the end-to-end cases whose name
-// contains TEXT (for profiling one of them). See BENCHMARKS.md for results and method.
+// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli (default: all).
+// Each suite runs N times (default 3) and the median run by rate is reported, with the range. Every
+// figure is measured on this machine at run time; nothing is hard-coded. --only runs just the
+// end-to-end cases whose name contains TEXT (for profiling one of them). See BENCHMARKS.md for
+// results and method.
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
