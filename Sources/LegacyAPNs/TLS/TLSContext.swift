@@ -38,7 +38,7 @@ package final class TLSContext: @unchecked Sendable {
     /// A server context that requires a client certificate chaining to `clientTrust` and speaks
     /// TLS 1.2 up to `maximum`.
     package static func server(
-        identity: ClientIdentity, clientTrust: [Certificate], maximum: TLSConfiguration.Version = .tls13
+        identity: ClientIdentity, clientTrust: [Certificate], maximum: TLSConfiguration.Version
     ) throws -> TLSContext {
         let context = try make(method: TLS_server_method(), identity: identity, minimum: .tls12)
         _ = COpenSSL_SSL_CTX_set_max_proto_version(context.pointer, maximum == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION)

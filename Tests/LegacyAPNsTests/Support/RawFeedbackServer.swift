@@ -18,7 +18,8 @@ final class RawFeedbackServer: Sendable {
 
     init(bytes: [UInt8], chunkSize: Int = 16 * 1024, ending: Ending = .close) throws {
         let listener = try Listener(host: "127.0.0.1", port: 0)
-        let context = try TLSContext.server(identity: TestGateway.serverIdentity, clientTrust: TestGateway.ca)
+        let context = try TLSContext.server(
+            identity: TestGateway.serverIdentity, clientTrust: TestGateway.ca, maximum: .tls13)
         self.listener = listener
         self.endpoint = listener.endpoint
         let stopped = self.stopped
