@@ -1,9 +1,19 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The module layering (ARCHITECTURE.md): each target lists exactly what it imports.
+//
+//   APNsCore          sans-IO: wire codecs, model, JSON, JSON Lines, delivery state machine, errors
+//   APNsCredentials   certificates, keys, .p12/.pem/.cer (OpenSSL)
+//   APNsRuntime       internal: sockets, poll, threads, locks, clock, TLS sessions, the transport seam
+//   LegacyAPNs        the binary client                 FeedbackClient   the feedback reader/poller
+//   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
 let package = Package(
     name: "LegacyAPNs",
+    platforms: [.macOS(.v15)],
     products: [
+        .library(name: "APNsCore", targets: ["APNsCore"]),
+        .library(name: "APNsCredentials", targets: ["APNsCredentials"]),
         .library(name: "LegacyAPNs", targets: ["LegacyAPNs"]),
         .library(name: "FeedbackClient", targets: ["FeedbackClient"]),
         .library(name: "GatewaySimulator", targets: ["GatewaySimulator"]),
@@ -16,36 +26,50 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        .target(name: "APNsCore"),
+        .target(
+            name: "APNsCredentials",
+            dependencies: ["APNsCore", "COpenSSL"]
+        ),
+        .target(
+            name: "APNsRuntime",
+            dependencies: ["APNsCore", "APNsCredentials", "COpenSSL"]
+        ),
         .target(
             name: "LegacyAPNs",
-            dependencies: ["COpenSSL"],
-            linkerSettings: [.linkedLibrary("m")]
+            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime"]
         ),
         .target(
             name: "FeedbackClient",
-            dependencies: ["LegacyAPNs", "COpenSSL"]
+            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime"]
         ),
         .target(
             name: "GatewaySimulator",
-            dependencies: ["LegacyAPNs", "FeedbackClient", "COpenSSL"]
+            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime"]
+        ),
+        .target(
+            name: "LegacyPushCLI",
+            dependencies: [
+                "APNsCore", "APNsCredentials", "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator",
+            ]
         ),
         .executableTarget(
             name: "legacy-push",
-            dependencies: ["LegacyAPNs", "FeedbackClient", "GatewaySimulator"]
+            dependencies: ["LegacyPushCLI"]
         ),
         .executableTarget(
             name: "LegacyAPNsBenchmarks",
-            dependencies: ["LegacyAPNs", "FeedbackClient", "GatewaySimulator"],
+            dependencies: ["APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator"],
             path: "Benchmarks/LegacyAPNsBenchmarks"
         ),
         .executableTarget(
             name: "LegacyAPNsSoak",
-            dependencies: ["LegacyAPNs", "FeedbackClient", "GatewaySimulator"],
+            dependencies: ["APNsRuntime", "LegacyAPNs", "GatewaySimulator"],
             path: "Soak/LegacyAPNsSoak"
         ),
         .target(
             name: "FuzzHarness",
-            dependencies: ["LegacyAPNs", "FeedbackClient"],
+            dependencies: ["APNsCore", "APNsCredentials"],
             path: "Fuzz/Harness"
         ),
         .executableTarget(
@@ -53,9 +77,21 @@ let package = Package(
             dependencies: ["LegacyAPNs"],
             path: "Examples/Notify"
         ),
+        .target(
+            name: "TestSupport",
+            dependencies: ["APNsCore"],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(
+            name: "APNsCoreTests",
+            dependencies: ["APNsCore", "TestSupport"]
+        ),
         .testTarget(
             name: "LegacyAPNsTests",
-            dependencies: ["LegacyAPNs", "FeedbackClient", "GatewaySimulator", "legacy-push", "Notify", "FuzzHarness"]
+            dependencies: [
+                "APNsCore", "APNsCredentials", "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator",
+                "LegacyPushCLI", "legacy-push", "Notify", "FuzzHarness", "TestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

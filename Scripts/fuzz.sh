@@ -32,11 +32,11 @@ if sources_changed; then
         swiftc "${flags[@]}" -c -wmo -module-name "$module" -emit-module -emit-module-path "$modules/$module.swiftmodule" \
             -o "$build/$module.o" "$@"
     }
-    compile LegacyAPNs $(find Sources/LegacyAPNs -name '*.swift' | sort)
-    compile FeedbackClient $(find Sources/FeedbackClient -name '*.swift' | sort)
+    compile APNsCore $(find Sources/APNsCore -name '*.swift' | sort)
+    compile APNsCredentials $(find Sources/APNsCredentials -name '*.swift' | sort)
     compile FuzzHarness $(find Fuzz/Harness -name '*.swift' | sort)
-    swiftc "${flags[@]}" -module-name FuzzEntry Fuzz/Entry/FuzzEntry.swift "$build"/LegacyAPNs.o \
-        "$build"/FeedbackClient.o "$build"/FuzzHarness.o -lssl -lcrypto -lm -o "$binary"
+    swiftc "${flags[@]}" -module-name FuzzEntry Fuzz/Entry/FuzzEntry.swift "$build"/APNsCore.o \
+        "$build"/APNsCredentials.o "$build"/FuzzHarness.o -lssl -lcrypto -lm -o "$binary"
 fi
 
 corpus=$build/corpus/$target

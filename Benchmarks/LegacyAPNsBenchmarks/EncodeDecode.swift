@@ -1,3 +1,4 @@
+import APNsRuntime
 import Foundation
 import LegacyAPNs
 

@@ -1,3 +1,4 @@
+import APNsRuntime
 import FeedbackClient
 import Foundation
 import GatewaySimulator

@@ -1,5 +1,5 @@
-import FeedbackClient
-import LegacyAPNs
+import APNsCore
+import APNsCredentials
 
 /// Property checks for hostile input, shared by the libFuzzer binaries (`Scripts/fuzz.sh`) and the
 /// test suite (which replays `Fixtures/fuzz`). Each target takes arbitrary bytes and stops the

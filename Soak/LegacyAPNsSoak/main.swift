@@ -9,7 +9,7 @@
 // --tls13 makes the simulator offer TLS 1.3 (it offers TLS 1.2 by default, as Apple's gateway).
 //
 // Not part of `swift test` (it runs for minutes); Scripts/soak.sh runs it.
-import FeedbackClient
+import APNsRuntime
 import Foundation
 import GatewaySimulator
 import LegacyAPNs

@@ -1,4 +1,6 @@
-import LegacyAPNs
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
 
 /// Hands record batches from a connection thread to one asynchronous consumer, with back
 /// pressure: the thread blocks while `limit` records wait, so a slow consumer slows the read

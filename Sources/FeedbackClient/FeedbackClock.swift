@@ -1,3 +1,7 @@
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
+
 /// What a ``FeedbackPoller`` waits with between polls. Inject a fake one in tests to run a day of
 /// polling in microseconds.
 public protocol FeedbackClock: Sendable {

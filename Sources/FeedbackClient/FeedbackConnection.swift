@@ -1,4 +1,6 @@
-import LegacyAPNs
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,6 @@
-import LegacyAPNs
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
 
 /// Polls the feedback service at an interval, as an asynchronous sequence of polls.
 ///

@@ -1,4 +1,6 @@
-import LegacyAPNs
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
 
 /// Reads the feedback service: connects with the provider certificate, sends nothing, and
 /// receives every tuple until the service closes the connection.

@@ -1,4 +1,6 @@
-import LegacyAPNs
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
 
 /// The feedback tuples of one connection as they arrive; see ``FeedbackReader/records(rawSink:)``.
 ///

@@ -1,4 +1,6 @@
-import LegacyAPNs
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
 
 /// What one read of the feedback service produced: every complete tuple received, and why the
 /// read ended early, if it did.

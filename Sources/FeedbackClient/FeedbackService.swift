@@ -1,4 +1,6 @@
-import LegacyAPNs
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
 
 /// Where the feedback service is: Apple's hosts (retired in 2021 with the binary gateway) or any
 /// other address. The counterpart of ``Gateway`` for port 2196.

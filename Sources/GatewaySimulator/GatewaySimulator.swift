@@ -1,5 +1,6 @@
-import FeedbackClient
-import LegacyAPNs
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,6 @@
-import LegacyAPNs
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
 
 /// What the simulator saw, for logs and tests. Delivered from the connection threads.
 public enum SimulatorEvent: Hashable, Sendable {

@@ -1,4 +1,6 @@
-import LegacyAPNs
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
 
 /// Misbehaviour to inject, so a sender can be tested against everything a gateway may do.
 ///

@@ -1,9 +1,3 @@
-import LegacyAPNs
+import LegacyPushCLI
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-let console = Console()
-let status = await LegacyPush.main(Array(CommandLine.arguments.dropFirst()), console: console)
-exit(status)
+await CommandLineTool.main(CommandLine.arguments)

@@ -1,3 +1,7 @@
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
+
 #if canImport(Glibc)
     import Glibc
 #endif

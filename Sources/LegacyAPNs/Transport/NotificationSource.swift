@@ -1,3 +1,7 @@
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
+
 /// The hand-over between the caller's (async) input and the connection threads.
 ///
 /// The producer pushes batches and is suspended, not blocked, while the queue is full, so memory

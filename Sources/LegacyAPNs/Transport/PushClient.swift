@@ -1,3 +1,7 @@
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
+
 /// Sends notifications over the legacy binary interface, and accounts for every one.
 ///
 /// ```swift

@@ -1,8 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
+@testable import APNsCredentials
 @testable import LegacyAPNs
-@testable import legacy_push
+@testable import LegacyPushCLI
 
 @Suite struct ConvertCommandTests {
     let passphraseFile = Fixtures.certs("passphrase.txt")

@@ -1,8 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
+@testable import APNsCredentials
 @testable import LegacyAPNs
-@testable import legacy_push
+@testable import LegacyPushCLI
 
 @Suite struct CredentialOptionsTests {
     let console = Console(sink: .memory)

@@ -1,6 +1,7 @@
 import Foundation
+import TestSupport
 
-@testable import legacy_push
+@testable import LegacyPushCLI
 
 /// Runs `legacy-push` in-process with captured output, for the credential command tests.
 enum CredentialsCLI {

@@ -2,6 +2,7 @@ import FeedbackClient
 import Foundation
 import GatewaySimulator
 import LegacyAPNs
+import TestSupport
 import Testing
 
 /// `legacy-push feedback` in-process against the simulator over real TLS.

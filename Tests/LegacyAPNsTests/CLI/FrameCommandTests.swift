@@ -1,8 +1,9 @@
 import Foundation
 import LegacyAPNs
+import TestSupport
 import Testing
 
-@testable import legacy_push
+@testable import LegacyPushCLI
 
 @Suite struct FrameCommandTests {
     @Test(arguments: FrameFixtures.notifications)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Every user mistake the hardening issue lists, through the real binary: exit 2 (3 for connection

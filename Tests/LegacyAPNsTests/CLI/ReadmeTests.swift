@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs every command in README.md as written (from a scratch directory that sees the repository's

@@ -1,6 +1,7 @@
 import Foundation
 import GatewaySimulator
 import LegacyAPNs
+import TestSupport
 import Testing
 
 /// `legacy-push send` against the simulator over real TLS.

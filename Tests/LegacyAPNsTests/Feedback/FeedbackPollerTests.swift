@@ -2,6 +2,7 @@ import FeedbackClient
 import GatewaySimulator
 import LegacyAPNs
 import Synchronization
+import TestSupport
 import Testing
 
 /// A clock that records every sleep and returns at once (or throws, when told to).

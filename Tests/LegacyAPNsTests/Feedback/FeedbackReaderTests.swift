@@ -1,6 +1,8 @@
+import APNsRuntime
 import FeedbackClient
 import GatewaySimulator
 import LegacyAPNs
+import TestSupport
 import Testing
 
 /// The reader over real TLS on loopback, against the simulator's feedback port.

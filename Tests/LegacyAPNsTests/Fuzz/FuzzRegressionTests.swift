@@ -1,6 +1,8 @@
+import APNsRuntime
 import Foundation
 import FuzzHarness
 import LegacyAPNs
+import TestSupport
 import Testing
 
 /// Replays the fuzz targets' property checks on the checked-in corpus (Fixtures/fuzz/<target>,

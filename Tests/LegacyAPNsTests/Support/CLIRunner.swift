@@ -1,7 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
 
-@testable import legacy_push
+@testable import LegacyPushCLI
 
 /// Runs `legacy-push` in-process (parsing and commands, output captured) or as the built binary.
 enum CLIRunner {

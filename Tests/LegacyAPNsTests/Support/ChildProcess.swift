@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A `legacy-push` child process whose output lines can be awaited (for `serve` and polling).

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the real `openssl` command line, to check our output against OpenSSL's own.
 enum OpenSSLTool {

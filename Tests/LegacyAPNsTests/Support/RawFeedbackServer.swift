@@ -1,5 +1,7 @@
+import APNsRuntime
 import FeedbackClient
 import LegacyAPNs
+import TestSupport
 
 /// A one-connection TLS server that sends chosen raw bytes as a feedback service would (in
 /// chunks of `chunkSize` bytes, one TLS record each), then closes, or stays silent and open:

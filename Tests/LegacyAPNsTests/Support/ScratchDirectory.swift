@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A fresh temporary directory for one test, removed with everything in it when released.
 final class ScratchDirectory {

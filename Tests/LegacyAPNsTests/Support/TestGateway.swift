@@ -1,6 +1,8 @@
+import APNsRuntime
 import FeedbackClient
 import GatewaySimulator
 import LegacyAPNs
+import TestSupport
 import Testing
 
 /// A gateway simulator on a free loopback port with the fixture certificates, and clients for it.

@@ -1,6 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
 
+@testable import APNsCredentials
 @testable import LegacyAPNs
 
 @Suite struct CertificateTests {

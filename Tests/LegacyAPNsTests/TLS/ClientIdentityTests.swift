@@ -1,6 +1,8 @@
 import COpenSSL
+import TestSupport
 import Testing
 
+@testable import APNsCredentials
 @testable import LegacyAPNs
 
 @Suite struct ClientIdentityTests {

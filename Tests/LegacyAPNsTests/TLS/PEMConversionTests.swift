@@ -1,5 +1,7 @@
+import TestSupport
 import Testing
 
+@testable import APNsCredentials
 @testable import LegacyAPNs
 
 /// The PEM we write from a .p12 must be what `openssl pkcs12 -legacy -nodes` writes.

@@ -1,5 +1,7 @@
+import TestSupport
 import Testing
 
+@testable import APNsCredentials
 @testable import LegacyAPNs
 
 @Suite struct PKCS12WritingTests {

@@ -1,5 +1,8 @@
+import APNsRuntime
+import TestSupport
 import Testing
 
+@testable import APNsCredentials
 @testable import LegacyAPNs
 
 @Suite struct PushFieldsTests {

@@ -1,5 +1,6 @@
 import GatewaySimulator
 import LegacyAPNs
+import TestSupport
 import Testing
 
 /// The client against the simulator over real TLS on loopback.

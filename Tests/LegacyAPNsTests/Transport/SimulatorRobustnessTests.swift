@@ -1,7 +1,10 @@
+import APNsRuntime
 import Foundation
 import GatewaySimulator
+import TestSupport
 import Testing
 
+@testable import APNsCredentials
 @testable import LegacyAPNs
 
 #if canImport(Glibc)

@@ -1,7 +1,10 @@
+import APNsRuntime
 import Foundation
 import GatewaySimulator
+import TestSupport
 import Testing
 
+@testable import APNsCredentials
 @testable import LegacyAPNs
 
 /// The connection a slot prepares in advance after errors: used when healthy, dropped when the

@@ -1,0 +1,296 @@
+/// Parses the JSON Lines input format of `legacy-push send --input`, one notification a line:
+///
+/// ```json
+/// {"token":"<64 hex digits>","payload":{"aps":{"alert":"Hi"}},"id":7,"expiry":0,"priority":10}
+/// ```
+/// - `token` (required): hex, case-insensitive; spaces and `<` `>` ignored.
+/// - `payload` (required): a JSON object, sent as the exact bytes it occupies in the line (never
+///   re-serialised), or a string holding JSON, sent as the string's contents.
+/// - `id` (optional, 0...4294967295): the caller's identifier; defaults to the line number.
+/// - `expiry` (optional, UNIX seconds) and `priority` (optional, 10 or 5): left out of the frame
+///   when absent, where the format allows.
+///
+/// Blank lines are skipped. Anything else (unknown keys, repeated keys, wrong types) is an error
+/// naming the line, so a typo never sends something unintended. The parser works on bytes and
+/// builds no object graph: it is the fast path for million-line inputs.
+public struct NotificationLineParser: Sendable {
+    /// Creates a parser (it has no state).
+    public init() {}
+
+    /// Parses one line (without its newline). Returns nil for a blank line.
+    ///
+    /// - Throws: ``LegacyAPNsError/Code-swift.struct/malformedInput``: "line 3: ...".
+    public func parse(_ line: String, lineNumber: Int) throws -> PushNotification? {
+        var copy = line
+        return try copy.withUTF8 { try parse(UnsafeRawBufferPointer($0), lineNumber: lineNumber) }
+    }
+
+    /// Parses one line's bytes (without the newline). Returns nil for a blank line.
+    public func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int) throws -> PushNotification? {
+        try fields(line, lineNumber: lineNumber).map { $0.notification(in: line) }
+    }
+
+    /// Parses one line and hands its fields to `body` without building a ``PushNotification``:
+    /// the payload is a view into the line (or into its decoded string), valid only inside `body`.
+    /// Returns nil for a blank line. This is the allocation-free path for streaming large inputs.
+    public func withParsedLine<Result>(
+        _ line: UnsafeRawBufferPointer, lineNumber: Int, _ body: (ParsedLine) throws -> Result
+    ) throws -> Result? {
+        guard let fields = try fields(line, lineNumber: lineNumber) else { return nil }
+        if let decoded = fields.decodedPayload {
+            return try decoded.withUnsafeBytes { try body(ParsedLine(fields: fields, payload: $0)) }
+        }
+        return try body(
+            ParsedLine(fields: fields, payload: UnsafeRawBufferPointer(rebasing: line[fields.payloadRange])))
+    }
+
+    /// The fields of one input line; ``payload`` is only valid inside
+    /// ``withParsedLine(_:lineNumber:_:)``.
+    public struct ParsedLine {
+        /// The device token.
+        public var token: DeviceToken
+        /// The payload's bytes, valid only inside the closure.
+        public var payload: UnsafeRawBufferPointer
+        /// The line's `id`, or its line number.
+        public var identifier: UInt32
+        /// The line's `expiry`, if any.
+        public var expiration: Expiration?
+        /// The line's `priority`, if any.
+        public var priority: Priority?
+
+        init(fields: Fields, payload: UnsafeRawBufferPointer) {
+            token = fields.token
+            self.payload = payload
+            identifier = fields.identifier
+            expiration = fields.expiration
+            priority = fields.priority
+        }
+
+        /// Checks that `encoder` can put this notification in a frame of `format`.
+        public func validate(encoder: FrameEncoder, format: FrameFormat) throws {
+            if format != .itemized, token.count != DeviceToken.standardByteCount {
+                throw LegacyAPNsError(
+                    .invalidToken,
+                    "token has \(token.count) bytes, \(format.rawValue) frames need \(DeviceToken.standardByteCount)")
+            }
+            let limit = Swift.min(encoder.maximumPayloadSize, Int(UInt16.max))
+            if payload.count > limit {
+                throw LegacyAPNsError(.payloadTooLarge, "payload has \(payload.count) bytes, the limit is \(limit)")
+            }
+        }
+    }
+
+    /// A parsed line: everything but the payload bytes, which stay in the line when they can.
+    struct Fields {
+        var token: DeviceToken
+        /// Where the payload object is in the line.
+        var payloadRange: Range<Int>
+        /// The payload when it was given as a JSON string (then decoded and validated).
+        var decodedPayload: [UInt8]?
+        var identifier: UInt32
+        var expiration: Expiration?
+        var priority: Priority?
+
+        func notification(in line: UnsafeRawBufferPointer) -> PushNotification {
+            let payload = decodedPayload ?? Array(UnsafeRawBufferPointer(rebasing: line[payloadRange]))
+            return PushNotification(
+                token: token, payload: Payload(unvalidatedBytes: payload), identifier: identifier,
+                expiration: expiration, priority: priority)
+        }
+    }
+
+    private func fields(_ line: UnsafeRawBufferPointer, lineNumber: Int) throws -> Fields? {
+        do {
+            return try parseFields(line, lineNumber: lineNumber)
+        } catch let failure as JSONScanner.Failure {
+            throw LegacyAPNsError(
+                .malformedInput, "line \(lineNumber): invalid JSON: \(failure.message) at column \(failure.offset + 1)")
+        } catch let error as LegacyAPNsError {
+            throw LegacyAPNsError(.malformedInput, "line \(lineNumber): \(error.reason)")
+        }
+    }
+
+    private enum Key: UInt8 {
+        case token = 1
+        case payload = 2
+        case id = 4
+        case expiry = 8
+        case priority = 16
+    }
+
+    private func parseFields(_ bytes: UnsafeRawBufferPointer, lineNumber: Int) throws -> Fields? {
+        var index = JSONScanner.skipWhitespace(bytes, from: 0)
+        if index == bytes.count { return nil }
+        guard bytes[index] == UInt8(ascii: "{") else {
+            throw LegacyAPNsError(
+                .malformedInput, "expected a JSON object, found \(JSONScanner.describe(bytes, at: index))")
+        }
+        var seen: UInt8 = 0
+        var token: DeviceToken?
+        var payload: (range: Range<Int>, decoded: [UInt8]?)?
+        var identifier: UInt32?
+        var expiration: Expiration?
+        var priority: Priority?
+
+        // One pass: every key and value is validated as it is read.
+        index = JSONScanner.skipWhitespace(bytes, from: index + 1)
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+        } else {
+            while true {
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                    throw JSONScanner.Failure(
+                        offset: index,
+                        message: index < bytes.count
+                            ? "unexpected \(JSONScanner.describe(bytes, at: index)), expected a string key"
+                            : "unexpected end of JSON in an object")
+                }
+                let keyEnd = try JSONScanner.skipString(bytes, from: index)
+                let key = try Self.key(bytes, from: index, to: keyEnd)
+                if seen & key.rawValue != 0 {
+                    throw LegacyAPNsError(.malformedInput, "key \"\(Self.name(of: key))\" appears twice")
+                }
+                seen |= key.rawValue
+                index = JSONScanner.skipWhitespace(bytes, from: keyEnd)
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                    throw JSONScanner.Failure(
+                        offset: index, message: "unexpected \(JSONScanner.describe(bytes, at: index)), expected ':'")
+                }
+                let valueStart = JSONScanner.skipWhitespace(bytes, from: index + 1)
+                let valueEnd = try JSONScanner.skipValue(bytes, from: valueStart, depth: 1)
+                try read(key, bytes, valueStart, valueEnd, &token, &payload, &identifier, &expiration, &priority)
+                index = JSONScanner.skipWhitespace(bytes, from: valueEnd)
+                guard index < bytes.count else {
+                    throw JSONScanner.Failure(offset: index, message: "unexpected end of JSON in an object")
+                }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index = JSONScanner.skipWhitespace(bytes, from: index + 1)
+                    continue
+                }
+                guard bytes[index] == UInt8(ascii: "}") else {
+                    throw JSONScanner.Failure(
+                        offset: index,
+                        message: "unexpected \(JSONScanner.describe(bytes, at: index)), expected ',' or '}'")
+                }
+                index += 1
+                break
+            }
+        }
+        let trailing = JSONScanner.skipWhitespace(bytes, from: index)
+        if trailing < bytes.count {
+            throw LegacyAPNsError(
+                .malformedInput, "unexpected \(JSONScanner.describe(bytes, at: trailing)) after the object")
+        }
+        guard let token else { throw LegacyAPNsError(.malformedInput, "missing \"token\"") }
+        guard let payload else { throw LegacyAPNsError(.malformedInput, "missing \"payload\"") }
+        return Fields(
+            token: token, payloadRange: payload.range, decodedPayload: payload.decoded,
+            identifier: identifier ?? UInt32(truncatingIfNeeded: lineNumber), expiration: expiration, priority: priority
+        )
+    }
+
+    private func read(
+        _ key: Key, _ bytes: UnsafeRawBufferPointer, _ valueStart: Int, _ valueEnd: Int, _ token: inout DeviceToken?,
+        _ payload: inout (range: Range<Int>, decoded: [UInt8]?)?, _ identifier: inout UInt32?,
+        _ expiration: inout Expiration?,
+        _ priority: inout Priority?
+    ) throws {
+        let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd])
+        switch key {
+        case .token:
+            guard value[0] == UInt8(ascii: "\"") else { throw typeError("token", "a string of hex digits") }
+            if JSONScanner.isPlainString(bytes, from: valueStart, to: valueEnd) {
+                token = try DeviceToken(
+                    hexBytes: UnsafeRawBufferPointer(rebasing: bytes[(valueStart + 1)..<(valueEnd - 1)]))
+            } else {
+                var text: [UInt8] = []
+                JSONScanner.decodeString(bytes, from: valueStart, to: valueEnd, into: &text)
+                token = try text.withUnsafeBytes { try DeviceToken(hexBytes: $0) }
+            }
+        case .payload:
+            switch value[0] {
+            case UInt8(ascii: "{"):
+                payload = (valueStart..<valueEnd, nil)
+            case UInt8(ascii: "\""):
+                var text: [UInt8] = []
+                JSONScanner.decodeString(bytes, from: valueStart, to: valueEnd, into: &text)
+                try text.withUnsafeBytes { try Payload.validate($0) }
+                payload = (valueStart..<valueEnd, text)
+            default:
+                throw typeError("payload", "a JSON object or a string holding JSON")
+            }
+        case .id:
+            identifier = try Self.unsigned(value, name: "id", maximum: UInt64(UInt32.max)).map(UInt32.init)
+        case .expiry:
+            expiration = try Self.unsigned(value, name: "expiry", maximum: UInt64(UInt32.max)).map {
+                Expiration(rawValue: UInt32($0))
+            }
+        case .priority:
+            if let value = try Self.unsigned(value, name: "priority", maximum: 255) {
+                priority = try Priority(validating: Int(value))
+            }
+        }
+    }
+
+    private func typeError(_ key: String, _ expected: String) -> LegacyAPNsError {
+        LegacyAPNsError(.malformedInput, "\"\(key)\" must be \(expected)")
+    }
+
+    private static func key(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) throws -> Key {
+        let name = UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<(end - 1)])
+        // The five keys have five different lengths.
+        let candidate: Key? =
+            switch name.count {
+            case 5: .token
+            case 7: .payload
+            case 2: .id
+            case 6: .expiry
+            case 8: .priority
+            default: nil
+            }
+        if let candidate {
+            let expected = Self.name(of: candidate)
+            if expected.utf8.elementsEqual(name) { return candidate }
+        }
+        var decoded: [UInt8] = []
+        JSONScanner.decodeString(bytes, from: start, to: end, into: &decoded)
+        throw LegacyAPNsError(
+            .malformedInput,
+            "unknown key \"\(String(decoding: decoded, as: UTF8.self))\" (expected token, payload, id, expiry, priority)"
+        )
+    }
+
+    private static func name(of key: Key) -> String {
+        switch key {
+        case .token: "token"
+        case .payload: "payload"
+        case .id: "id"
+        case .expiry: "expiry"
+        case .priority: "priority"
+        }
+    }
+
+    /// A non-negative integer without fraction or exponent, or nil for `null`.
+    private static func unsigned(_ value: UnsafeRawBufferPointer, name: String, maximum: UInt64) throws -> UInt64? {
+        if value.elementsEqual("null".utf8) { return nil }
+        var result: UInt64 = 0
+        for byte in value {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
+                throw LegacyAPNsError(
+                    .malformedInput,
+                    "\"\(name)\" must be a whole number from 0 to \(maximum), got \(String(decoding: value, as: UTF8.self))"
+                )
+            }
+            let (scaled, overflow1) = result.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = scaled.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2, sum <= maximum else {
+                throw LegacyAPNsError(
+                    .malformedInput,
+                    "\"\(name)\" must be a whole number from 0 to \(maximum), got \(String(decoding: value, as: UTF8.self))"
+                )
+            }
+            result = sum
+        }
+        return result
+    }
+}

@@ -1,0 +1,103 @@
+import APNsCore
+import APNsCredentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A non-blocking TCP socket descriptor, owned: closing it is this type's job.
+package final class Socket {
+    package private(set) var descriptor: Int32
+
+    package init(adopting descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit { close() }
+
+    package func close() {
+        if descriptor >= 0 {
+            _ = Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
+
+    /// Stops sending (sends FIN) but keeps reading.
+    package func shutdownWrite() {
+        if descriptor >= 0 { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+    }
+
+    /// Connects to `host:port` within `timeout` seconds, trying every address the name resolves to.
+    package static func connect(host: String, port: UInt16, timeout: Double) throws -> Socket {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            let why = String(cString: gai_strerror(status))
+            throw LegacyAPNsError(.connectionFailed, "cannot resolve \(host): \(why)")
+        }
+        defer { freeaddrinfo(list) }
+        var lastError = "no address"
+        var node: UnsafeMutablePointer<addrinfo>? = first
+        let deadline = Monotonic.now() + timeout
+        while let info = node {
+            node = info.pointee.ai_next
+            let descriptor = Glibc.socket(
+                info.pointee.ai_family,
+                Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+                0)
+            guard descriptor >= 0 else {
+                lastError = errnoText()
+                continue
+            }
+            let socket = Socket(adopting: descriptor)
+            if Glibc.connect(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) != 0 {
+                guard errno == EINPROGRESS else {
+                    lastError = errnoText()
+                    continue
+                }
+                let remaining = deadline - Monotonic.now()
+                guard remaining > 0, socket.wait(for: Int16(POLLOUT), timeout: remaining) else {
+                    lastError = "timed out after \(formatSeconds(timeout))"
+                    continue
+                }
+                var code: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
+                guard code == 0 else {
+                    lastError = String(cString: strerror(code))
+                    continue
+                }
+            }
+            socket.setNoDelay()
+            return socket
+        }
+        throw LegacyAPNsError(.connectionFailed, "cannot connect to \(host):\(port): \(lastError)")
+    }
+
+    package func setNoDelay() {
+        var one: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Waits until the socket is ready for `events` (POLLIN/POLLOUT) or `timeout` seconds pass.
+    /// Returns true when ready (or hung up / in error, which the next read or write reports).
+    package func wait(for events: Int16, timeout: Double) -> Bool {
+        poll(events: events, timeout: timeout) != 0
+    }
+
+    /// Polls for `events` and returns what is ready (0 on timeout).
+    package func poll(events: Int16, timeout: Double) -> Int16 {
+        var descriptor = pollfd(fd: self.descriptor, events: events, revents: 0)
+        let milliseconds =
+            timeout.isInfinite ? -1 : Int32(Swift.max(0, Swift.min(timeout * 1000, 86_400_000)).rounded(.up))
+        while true {
+            let result = Glibc.poll(&descriptor, 1, milliseconds)
+            if result < 0, errno == EINTR { continue }
+            return result > 0 ? descriptor.revents : 0
+        }
+    }
+}

@@ -1,0 +1,266 @@
+import APNsCore
+import APNsCredentials
+internal import COpenSSL
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One TLS connection over a non-blocking socket, used by exactly one thread at a time.
+///
+/// Reads and writes never block: they return ``IOResult/wantRead`` or ``IOResult/wantWrite``
+/// and the owner polls the socket. Failures come back as ``LegacyAPNsError`` values worded for
+/// people: an untrusted server, a refused client certificate, a reset.
+package final class TLSSession {
+    package enum IOResult: Equatable {
+        case done(Int)
+        case wantRead
+        case wantWrite
+        /// The peer closed the connection (close_notify or end of stream).
+        case closed
+        case failed(LegacyAPNsError)
+    }
+
+    package let socket: Socket
+    let ssl: OpaquePointer
+    private let context: TLSContext
+    /// "host:port", for messages.
+    package let peer: String
+
+    private init(socket: Socket, ssl: OpaquePointer, context: TLSContext, peer: String) {
+        self.socket = socket
+        self.ssl = ssl
+        self.context = context
+        self.peer = peer
+    }
+
+    deinit {
+        SSL_free(ssl)
+        socket.close()
+    }
+
+    /// A session the next connection to the same server can resume, if the server issued one.
+    package var resumableTicket: TLSTicket? {
+        guard let pointer = SSL_get1_session(ssl) else { return nil }
+        guard SSL_SESSION_is_resumable(pointer) == 1 else {
+            SSL_SESSION_free(pointer)
+            return nil
+        }
+        return TLSTicket(pointer: pointer)
+    }
+
+    /// Whether this connection resumed an earlier session.
+    package var didResume: Bool { SSL_session_reused(ssl) == 1 }
+
+    /// The subject of the certificate the peer presented, if any.
+    package var peerSubject: String? {
+        guard let peer = SSL_get1_peer_certificate(ssl) else { return nil }
+        return Certificate(taking: peer).subject
+    }
+
+    /// The negotiated protocol ("TLSv1.3").
+    package var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
+
+    /// Connects to `endpoint` and completes the handshake within `timeout` seconds, verifying the
+    /// server's certificate chain and host name. With `resuming`, offers that earlier session, so
+    /// a reconnect after an error response costs no certificate signatures.
+    package static func connect(
+        to endpoint: Endpoint, context: TLSContext, timeout: Double, resuming ticket: TLSTicket? = nil
+    ) throws -> TLSSession {
+        let deadline = Monotonic.now() + timeout
+        let socket = try Socket.connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
+        ERR_clear_error()
+        guard let ssl = SSL_new(context.pointer) else {
+            throw LegacyAPNsError(.tlsConfiguration, "cannot create a TLS session: \(OpenSSLError.drain("SSL_new"))")
+        }
+        let session = TLSSession(socket: socket, ssl: ssl, context: context, peer: endpoint.description)
+        _ = SSL_set_fd(ssl, socket.descriptor)
+        SSL_set_connect_state(ssl)
+        if !isIPAddress(endpoint.host) { _ = COpenSSL_SSL_set_tlsext_host_name(ssl, endpoint.host) }
+        guard SSL_set1_host(ssl, endpoint.host) == 1 else {
+            throw LegacyAPNsError(.tlsConfiguration, "cannot verify host name '\(endpoint.host)'")
+        }
+        if let ticket { _ = SSL_set_session(ssl, ticket.pointer) }
+        try session.handshake(deadline: deadline, step: SSL_connect, isClient: true)
+        return session
+    }
+
+    /// Completes the server side of a handshake on an accepted socket. On failure the alert
+    /// OpenSSL queued is given `drainTimeout` seconds to reach the client (see ``closeGently(drainTimeout:)``)
+    /// before the socket closes.
+    package static func accept(
+        _ socket: Socket, context: TLSContext, peer: String, timeout: Double, drainTimeout: Double
+    ) throws -> TLSSession {
+        ERR_clear_error()
+        guard let ssl = SSL_new(context.pointer) else {
+            throw LegacyAPNsError(.tlsConfiguration, "cannot create a TLS session: \(OpenSSLError.drain("SSL_new"))")
+        }
+        let session = TLSSession(socket: socket, ssl: ssl, context: context, peer: peer)
+        _ = SSL_set_fd(ssl, socket.descriptor)
+        SSL_set_accept_state(ssl)
+        do {
+            try session.handshake(deadline: Monotonic.now() + timeout, step: SSL_accept, isClient: false)
+        } catch {
+            session.closeGently(drainTimeout: drainTimeout)
+            throw error
+        }
+        return session
+    }
+
+    private func handshake(deadline: Double, step: (OpaquePointer?) -> Int32, isClient: Bool) throws {
+        while true {
+            ERR_clear_error()
+            let result = step(ssl)
+            if result == 1 { return }
+            let code = SSL_get_error(ssl, result)
+            let events: Int16
+            switch code {
+            case SSL_ERROR_WANT_READ: events = Int16(POLLIN)
+            case SSL_ERROR_WANT_WRITE: events = Int16(POLLOUT)
+            default:
+                throw handshakeError(code: code, isClient: isClient)
+            }
+            let remaining = deadline - Monotonic.now()
+            guard remaining > 0, socket.wait(for: events, timeout: remaining) else {
+                throw LegacyAPNsError(.timedOut, "TLS handshake with \(peer) timed out")
+            }
+        }
+    }
+
+    private func handshakeError(code: Int32, isClient: Bool) -> LegacyAPNsError {
+        let errorNumber = errno
+        let queue = OpenSSLError.drain(isClient ? "SSL_connect" : "SSL_accept")
+        if isClient, queue.contains(reason: SSL_R_CERTIFICATE_VERIFY_FAILED) {
+            let result = SSL_get_verify_result(ssl)
+            let text = String(cString: X509_verify_cert_error_string(result))
+            if result == Int(X509_V_ERR_HOSTNAME_MISMATCH) || result == Int(X509_V_ERR_IP_ADDRESS_MISMATCH) {
+                return LegacyAPNsError(.serverUntrusted, "the certificate of \(peer) does not match its name: \(text)")
+            }
+            return LegacyAPNsError(
+                .serverUntrusted,
+                "the certificate of \(peer) is not trusted: \(text) (for a local gateway, pass its CA with --ca-file)")
+        }
+        if let rejected = certificateRejection(queue) { return rejected }
+        if !isClient, queue.contains(reason: SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
+            return LegacyAPNsError(.certificateRejected, "client \(peer) presented no certificate")
+        }
+        if !isClient, queue.contains(reason: SSL_R_CERTIFICATE_VERIFY_FAILED) {
+            let text = String(cString: X509_verify_cert_error_string(SSL_get_verify_result(ssl)))
+            return LegacyAPNsError(.certificateRejected, "client certificate from \(peer) refused: \(text)")
+        }
+        if code == SSL_ERROR_SYSCALL || code == SSL_ERROR_ZERO_RETURN || queue.messages.isEmpty {
+            let why = errorNumber == 0 ? "the connection closed" : errnoText(errorNumber)
+            return LegacyAPNsError(.handshakeFailed, "TLS handshake with \(peer) failed: \(why)")
+        }
+        return LegacyAPNsError(
+            .handshakeFailed, "TLS handshake with \(peer) failed: \(queue.shortReason ?? queue.description)")
+    }
+
+    /// An alert from the peer saying it refused our certificate, worded for people.
+    private func certificateRejection(_ queue: OpenSSLError) -> LegacyAPNsError? {
+        let alerts: [(Int32, String)] = [
+            (SSL_R_TLSV1_ALERT_UNKNOWN_CA, "its issuer is unknown to the gateway"),
+            (SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED, "it has expired"),
+            (SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED, "it was revoked"),
+            (SSL_R_SSLV3_ALERT_BAD_CERTIFICATE, "the gateway calls it bad"),
+            (SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE, "the gateway does not support it"),
+            (SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN, "the gateway could not verify it"),
+            (SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED, "the gateway requires a client certificate"),
+            (SSL_R_TLSV1_ALERT_ACCESS_DENIED, "the gateway denied access"),
+        ]
+        guard let (_, why) = alerts.first(where: { queue.contains(reason: $0.0) }) else { return nil }
+        var reason = "\(peer) refused the client certificate: \(why)"
+        if let certificate = context.identity?.certificate {
+            let now = Int64(time(nil))
+            if certificate.notAfter < now {
+                reason += " (it expired on \(certificate.notAfterISO8601))"
+            }
+        }
+        return LegacyAPNsError(.certificateRejected, reason)
+    }
+
+    /// Reads decrypted bytes into `buffer`.
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+        ERR_clear_error()
+        let count = SSL_read(ssl, buffer.baseAddress, Int32(Swift.min(buffer.count, Int(Int32.max))))
+        if count > 0 { return .done(Int(count)) }
+        return ioFailure(SSL_get_error(ssl, count), operation: "read")
+    }
+
+    /// Writes bytes (a partial write returns how many were taken).
+    package func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
+        guard bytes.count > 0 else { return .done(0) }
+        ERR_clear_error()
+        let count = SSL_write(ssl, bytes.baseAddress, Int32(Swift.min(bytes.count, Int(Int32.max))))
+        if count > 0 { return .done(Int(count)) }
+        return ioFailure(SSL_get_error(ssl, count), operation: "write")
+    }
+
+    private func ioFailure(_ code: Int32, operation: String) -> IOResult {
+        let errorNumber = errno
+        switch code {
+        case SSL_ERROR_WANT_READ: return .wantRead
+        case SSL_ERROR_WANT_WRITE: return .wantWrite
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        case SSL_ERROR_SYSCALL:
+            let queue = OpenSSLError.drain(operation)
+            if errorNumber == 0 && queue.messages.isEmpty { return .closed }
+            if errorNumber == EPIPE || errorNumber == ECONNRESET {
+                return .failed(
+                    LegacyAPNsError(.connectionFailed, "\(peer) closed the connection (\(errnoText(errorNumber)))"))
+            }
+            return .failed(
+                LegacyAPNsError(.connectionFailed, "\(operation) on \(peer) failed: \(errnoText(errorNumber))"))
+        default:
+            let queue = OpenSSLError.drain(operation)
+            if let rejected = certificateRejection(queue) { return .failed(rejected) }
+            return .failed(
+                LegacyAPNsError(
+                    .connectionFailed, "TLS \(operation) on \(peer) failed: \(queue.shortReason ?? queue.description)"))
+        }
+    }
+
+    /// Sends close_notify (best effort, never blocks) and closes the socket.
+    package func close() {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+        socket.close()
+    }
+
+    /// A gateway's goodbye: close_notify, FIN, then read and discard what the peer still sends for
+    /// up to `drainTimeout` seconds before closing. Closing with unread input would make the
+    /// kernel send a reset, and a reset destroys the error response the peer has not read yet.
+    package func closeGently(drainTimeout: Double) {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+        socket.shutdownWrite()
+        let deadline = Monotonic.now() + drainTimeout
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        drain: while true {
+            let remaining = deadline - Monotonic.now()
+            guard remaining > 0, socket.wait(for: Int16(POLLIN), timeout: remaining) else { break }
+            let count = scratch.withUnsafeMutableBytes { recv(socket.descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 { continue }
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            break drain
+        }
+        socket.close()
+    }
+
+    private static func isIPAddress(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+}
+
+/// A resumable TLS session (an `SSL_SESSION`), kept by a connection slot between connections.
+package final class TLSTicket {
+    let pointer: OpaquePointer
+
+    init(pointer: OpaquePointer) { self.pointer = pointer }
+
+    deinit { SSL_SESSION_free(pointer) }
+}

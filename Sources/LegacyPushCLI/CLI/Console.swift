@@ -1,0 +1,101 @@
+internal import APNsRuntime
+import LegacyAPNs
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where the CLI's output goes: results to stdout (buffered, flushed in large writes), diagnostics
+/// to stderr (unbuffered, one line at a time). Tests capture both in memory instead.
+final class Console: Sendable {
+    enum Sink: Sendable {
+        case standardStreams
+        case memory
+    }
+
+    private struct State {
+        var out: [UInt8] = []
+        var err: [UInt8] = []
+    }
+
+    private let sink: Sink
+    private let state = Mutex(State())
+    /// Whether stderr is a terminal (progress bars go there only then).
+    let stderrIsTerminal: Bool
+    /// Whether stdin is a terminal (passphrase prompts only then).
+    let stdinIsTerminal: Bool
+
+    init(sink: Sink = .standardStreams) {
+        self.sink = sink
+        switch sink {
+        case .standardStreams:
+            stderrIsTerminal = isatty(2) == 1
+            stdinIsTerminal = isatty(0) == 1
+        case .memory:
+            stderrIsTerminal = false
+            stdinIsTerminal = false
+        }
+    }
+
+    /// Writes a line to stdout.
+    func print(_ line: String) {
+        write(Array(line.utf8) + [0x0A])
+    }
+
+    /// Writes raw bytes to stdout.
+    func write(_ bytes: [UInt8]) {
+        let flushNow: [UInt8]? = state.withLock { state in
+            state.out.append(contentsOf: bytes)
+            guard sink == .standardStreams, state.out.count >= 64 * 1024 else { return nil }
+            defer { state.out.removeAll(keepingCapacity: true) }
+            return state.out
+        }
+        if let flushNow { Self.writeAll(flushNow, to: 1) }
+    }
+
+    /// Writes `legacy-push: error: <message>` to stderr.
+    func error(_ message: String) {
+        diagnostic("legacy-push: error: \(message)")
+    }
+
+    /// Writes `legacy-push: warning: <message>` to stderr.
+    func warning(_ message: String) {
+        diagnostic("legacy-push: warning: \(message)")
+    }
+
+    /// Writes a line to stderr (after flushing stdout, so interleaving stays in order).
+    func diagnostic(_ line: String) {
+        writeError(Array(line.utf8) + [0x0A])
+    }
+
+    /// Writes raw bytes to stderr, unbuffered.
+    func writeError(_ bytes: [UInt8]) {
+        flush()
+        switch sink {
+        case .standardStreams: Self.writeAll(bytes, to: 2)
+        case .memory: state.withLock { $0.err.append(contentsOf: bytes) }
+        }
+    }
+
+    /// Sends buffered stdout bytes.
+    func flush() {
+        guard sink == .standardStreams else { return }
+        let pending: [UInt8] = state.withLock { state in
+            defer { state.out.removeAll(keepingCapacity: true) }
+            return state.out
+        }
+        if !pending.isEmpty { Self.writeAll(pending, to: 1) }
+    }
+
+    /// What was written to stdout (memory sink only).
+    var capturedOutput: [UInt8] { state.withLock { $0.out } }
+    /// What was written to stderr (memory sink only).
+    var capturedError: String { state.withLock { String(decoding: $0.err, as: UTF8.self) } }
+
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
+        FileDescriptor.writeAll(bytes, to: descriptor)  // a closed stdout is not worth an error
+    }
+}

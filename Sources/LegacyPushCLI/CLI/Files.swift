@@ -1,0 +1,81 @@
+internal import APNsRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// File access for the CLI, with errors worded for people ("cannot read 'x.p12': No such file or
+/// directory") and exit status 2. The library itself takes bytes, never paths.
+enum Files {
+    /// Opens `path` for reading, `-` meaning stdin.
+    static func openForReading(_ path: String) throws -> Int32 {
+        if path == "-" { return 0 }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw CLIError.usage("cannot read '\(path)': \(errnoDescription())") }
+        var info = stat()
+        if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            Glibc.close(descriptor)
+            throw CLIError.usage("cannot read '\(path)': it is a directory")
+        }
+        return descriptor
+    }
+
+    /// Reads the whole file (or stdin for `-`), refusing files over `limit` bytes.
+    static func read(_ path: String, limit: Int = 64 * 1024 * 1024) throws -> [UInt8] {
+        let descriptor = try openForReading(path)
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        try forEachChunk(descriptor, path: path) { chunk in
+            bytes.append(contentsOf: chunk)
+            if bytes.count > limit { throw CLIError.usage("'\(path)' is larger than \(limit) bytes") }
+        }
+        return bytes
+    }
+
+    /// Calls `body` with successive chunks of the descriptor's contents until end of file.
+    static func forEachChunk(
+        _ descriptor: Int32, path: String, chunkSize: Int = 256 * 1024, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let count = Glibc.read(descriptor, buffer.baseAddress, chunkSize)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CLIError.usage("cannot read '\(path)': \(errnoDescription())")
+            }
+            if count == 0 { return }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
+    }
+
+    /// Closes a descriptor from ``openForReading(_:)`` (stdin stays open).
+    static func close(_ descriptor: Int32) {
+        if descriptor > 2 { _ = Glibc.close(descriptor) }
+    }
+
+    /// Calls `body` with successive chunks of the bytes in `range` (read with pread).
+    static func forEachChunk(
+        _ descriptor: Int32, path: String, range: Range<Int>, chunkSize: Int = 256 * 1024,
+        _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let count = pread(
+                descriptor, buffer.baseAddress, Swift.min(chunkSize, range.upperBound - position), off_t(position))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CLIError.usage("cannot read '\(path)': \(errnoDescription())")
+            }
+            if count == 0 { return }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            position += count
+        }
+    }
+
+    static func errnoDescription() -> String {
+        String(cString: strerror(errno))
+    }
+}

@@ -1,0 +1,127 @@
+internal import APNsRuntime
+import LegacyAPNs
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `legacy-push` command: the table of subcommands and the one place errors become exit codes.
+enum LegacyPush {
+    static let version = "0.1.0"
+
+    static var root: CommandSpec {
+        CommandSpec(
+            name: "legacy-push",
+            abstract: "Send, receive, simulate and inspect Apple's legacy binary push protocol.",
+            discussion: """
+                Apple's binary APNs interface (gateway port 2195, feedback port 2196) was retired \
+                in 2021; this tool keeps its certificates, fixtures and senders testable: a \
+                faithful local gateway, a sender that never loses a notification, and converters \
+                for old .p12 files.
+                """,
+            subcommands: commands + [helpSpec],
+            examples: [
+                "legacy-push demo",
+                "legacy-push help send",
+            ])
+    }
+
+    /// Every subcommand except `help`.
+    static var commands: [CommandSpec] {
+        [
+            DemoCommand.spec, SendCommand.spec, ServeCommand.spec, FeedbackCommand.spec, ConvertCommand.spec,
+            InspectCommand.spec, FrameCommand.spec,
+        ]
+    }
+
+    static var helpSpec: CommandSpec {
+        CommandSpec(
+            name: "help",
+            abstract: "Show help for a subcommand.",
+            arguments: [
+                ArgumentSpec(
+                    name: "subcommand", help: "The subcommand, e.g. 'send' or 'frame decode'.", isOptional: true)
+            ],
+            run: nil)
+    }
+
+    /// Runs one command line and returns the exit status; never throws, never crashes on input.
+    static func main(_ arguments: [String], console: Console) async -> Int32 {
+        let status: ExitStatus
+        do {
+            status = try await dispatch(arguments, console: console)
+        } catch let error as CLIError {
+            console.error(error.message)
+            status = error.status
+        } catch let error as LegacyAPNsError {
+            console.error(error.reason)
+            status = exitStatus(for: error)
+        } catch let error as FrameDecodingError {
+            console.error(error.description)
+            status = .usage
+        } catch {
+            console.error("\(error)")
+            status = .usage
+        }
+        console.flush()
+        return status.code
+    }
+
+    static func exitStatus(for error: LegacyAPNsError) -> ExitStatus {
+        switch error.code {
+        case .serverUntrusted, .certificateRejected, .handshakeFailed, .connectionFailed, .timedOut:
+            .connection
+        default:
+            .usage
+        }
+    }
+
+    private static func dispatch(_ arguments: [String], console: Console) async throws -> ExitStatus {
+        let root = self.root
+        if arguments.first == "--version" {
+            console.print("legacy-push \(version)")
+            return .success
+        }
+        if arguments.first == "help" {
+            var command = root
+            var path = root.name
+            for word in arguments.dropFirst() {
+                guard let sub = command.subcommands.first(where: { $0.name == word }) else {
+                    throw CLIError.usage("unknown subcommand '\(word)' for '\(path)'")
+                }
+                command = sub
+                path += " " + word
+            }
+            console.print(HelpFormatter.render(command, path: path), terminator: false)
+            return .success
+        }
+        switch try ArgumentParser.parse(arguments, command: root) {
+        case .help(let command, let path):
+            console.print(HelpFormatter.render(command, path: path), terminator: false)
+            return .success
+        case .run(let command, let parsed):
+            guard let run = command.run else {
+                console.print(HelpFormatter.render(command, path: parsed.commandPath), terminator: false)
+                return .success
+            }
+            return try await run(parsed, console)
+        }
+    }
+}
+
+extension Console {
+    func print(_ text: String, terminator: Bool) {
+        if terminator { print(text) } else { write(Array(text.utf8)) }
+    }
+}
+
+/// The `legacy-push` command line as a library: the executable's `main.swift` only calls
+/// ``main(_:)``, and tests drive the same code in-process.
+public enum CommandLineTool {
+    /// Runs one command line (`arguments[0]` is the program name), prints to stdout and stderr,
+    /// and exits the process with the status of `cli-contract.md`.
+    public static func main(_ arguments: [String]) async -> Never {
+        let status = await LegacyPush.main(Array(arguments.dropFirst()), console: Console())
+        exit(status)
+    }
+}

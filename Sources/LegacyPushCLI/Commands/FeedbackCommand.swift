@@ -1,0 +1,280 @@
+internal import APNsRuntime
+import Dispatch
+import FeedbackClient
+import LegacyAPNs
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `legacy-push feedback`: read the feedback service once, or poll it at an interval.
+enum FeedbackCommand {
+    static var spec: CommandSpec {
+        CommandSpec(
+            name: "feedback",
+            abstract: "Read or poll the feedback service's list of stale device tokens.",
+            discussion: """
+                Connects to the feedback service with the provider certificate, sends nothing, and \
+                prints every tuple the service sends until it closes the connection, one line each: \
+                '2026-01-31T12:00:00Z <token hex>' (with --json: {"time":1769860800,"token":"<hex>"}). \
+                Times are unsigned UNIX seconds, so 0xFFFFFFFF is 2106-02-07T06:28:15Z.
+
+                The service forgets every tuple it has sent. --save PATH appends the raw tuples \
+                (exactly the bytes received, whole tuples only) to PATH as they arrive, created \
+                with mode 0600, and syncs them to disk before printing them, so a crash or a broken \
+                pipe loses nothing. Apple's rule: stop sending to a token only if the app did not \
+                register it again after the tuple's time.
+
+                --once (the default) reads the list once. --interval polls forever, SECONDS after \
+                each poll ends; failed polls are reported on stderr and retried after 1, 2, 4 ... \
+                seconds (at most 5 minutes). Ctrl-C or SIGTERM stops after the current poll, with \
+                exit status 0.
+
+                Exit status: 0 when the list was read (even when empty); 2 for bad options, \
+                unreadable files, a wrong passphrase, or when --save cannot write; 3 when the \
+                connection or TLS fails, or the service's stream ends inside a tuple or is \
+                malformed (the complete tuples before the problem are saved and printed first).
+                """,
+            options: [
+                .flag("once", "Read the list once and exit (the default)."),
+                .value(
+                    "interval", "seconds",
+                    "Poll forever, waiting this long after each poll (fractions allowed; Apple asked for daily)."),
+                .value(
+                    "max-failures", "n",
+                    "With --interval: stop with exit status 3 after this many failed polls in a row.",
+                    default: "never"),
+                .flag("json", "Print one JSON object per tuple."),
+                .value("save", "path", "Append the raw tuples to this file (mode 0600), synced before printing."),
+                .value("feedback", "host:port", "Another feedback service, e.g. a local simulator."),
+                .flag("sandbox", "Use feedback.sandbox.push.apple.com:2196 instead of production."),
+                .value(
+                    "ca-file", "path", "Trust these CA certificates (PEM) for the server instead of the system store."),
+                .value(
+                    "timeout", "seconds", "Seconds to connect, and the longest silence from the service during a read.",
+                    default: "30"),
+            ] + CredentialOptions.all,
+            run: { arguments, console in try await run(arguments, console: console) },
+            examples: [
+                "legacy-push feedback --cert push.p12 --passphrase-env P12_PASS --sandbox",
+                "legacy-push feedback --cert push.p12 --json --save feedback.bin | jq -r .token",
+                "legacy-push feedback --cert push.p12 --interval 86400 --save feedback.bin",
+                "legacy-push feedback --cert client.p12 --feedback 127.0.0.1:2196 --ca-file ca.pem",
+            ])
+    }
+
+    static func run(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
+        // Options first, so a typo never costs a passphrase prompt or a connection.
+        let interval = try arguments.seconds("interval")
+        if arguments.flag("once"), interval != nil {
+            throw CLIError.usage("give either --once or --interval, not both")
+        }
+        let maximumFailures = try arguments.integer("max-failures", in: 1...Int.max)
+        if maximumFailures != nil, interval == nil { throw CLIError.usage("--max-failures needs --interval") }
+        let timeout = try arguments.seconds("timeout") ?? 30
+        let service = try service(arguments)
+        let trust: TLSConfiguration.Trust
+        if let caPath = arguments.value("ca-file") {
+            trust = try CredentialOptions.naming(caPath) { try .pem(Files.read(caPath)) }
+        } else {
+            trust = .systemDefault
+        }
+        let identity = try CredentialOptions.loadIdentity(arguments, console: console)
+
+        var configuration = FeedbackReader.Configuration(
+            service: service, tls: TLSConfiguration(identity: identity, trust: trust))
+        configuration.connectTimeout = timeout
+        configuration.idleTimeout = timeout
+        let reader = try FeedbackReader(configuration: configuration)
+        // Opened before connecting: a file we cannot write must not cost the service's list.
+        let save = try arguments.value("save").map { try SaveFile(path: $0) }
+        let json = arguments.flag("json")
+        let format = { (record: FeedbackRecord) -> String in json ? record.jsonLine : record.textLine }
+
+        if let interval {
+            return try await poll(
+                reader, interval: interval, maximumFailures: maximumFailures, save: save, format: format,
+                console: console)
+        }
+        return try await readOnce(reader, save: save, format: format, console: console)
+    }
+
+    static func service(_ arguments: ParsedArguments) throws -> FeedbackService {
+        guard let text = arguments.value("feedback") else {
+            return arguments.flag("sandbox") ? .sandbox : .production
+        }
+        if arguments.flag("sandbox") { throw CLIError.usage("give either --sandbox or --feedback, not both") }
+        guard let endpoint = try? Endpoint(parsing: text) else {
+            throw CLIError.usage("--feedback expects HOST:PORT, got '\(text)'")
+        }
+        return .custom(host: endpoint.host, port: endpoint.port)
+    }
+
+    /// `--once`: stream the tuples to stdout as they arrive.
+    static func readOnce(
+        _ reader: FeedbackReader, save: SaveFile?, format: (FeedbackRecord) -> String, console: Console
+    ) async throws -> ExitStatus {
+        do {
+            for try await record in reader.records(rawSink: save?.sink) {
+                console.print(format(record))
+            }
+        } catch let error as LegacyAPNsError {
+            throw failure(error, save: save, console: console)
+        }
+        if let saveFailure = save?.failure { throw saveFailure }
+        return .success
+    }
+
+    /// `--interval`: poll until SIGINT or SIGTERM, then finish the current poll and exit 0.
+    static func poll(
+        _ reader: FeedbackReader, interval: Double, maximumFailures: Int?, save: SaveFile?,
+        format: (FeedbackRecord) -> String, console: Console
+    ) async throws -> ExitStatus {
+        let stop = StopRequest()
+        let signals = InterruptWatch { stop.stop() }
+        defer { signals.cancel() }
+        let poller = FeedbackPoller(
+            reader: reader, interval: .seconds(interval), maximumConsecutiveFailures: maximumFailures,
+            clock: InterruptibleClock(stop: stop), rawSink: save?.sink)
+        do {
+            for try await poll in poller {
+                for record in poll.records { console.print(format(record)) }
+                console.flush()
+                if let saveFailure = save?.failure { throw saveFailure }
+                if let failure = poll.failure, poll.consecutiveFailures < maximumFailures ?? .max {
+                    let wait =
+                        Double(poll.delayBeforeNextPoll.components.seconds)
+                        + Double(poll.delayBeforeNextPoll.components.attoseconds) * 1e-18
+                    console.warning(
+                        "poll \(poll.number) failed: \(failure.reason)"
+                            + (stop.isStopped ? "" : "; next poll in \(formatSeconds(wait))"))
+                }
+                if stop.isStopped { break }
+            }
+        } catch let error as LegacyAPNsError {
+            throw failure(error, save: save, console: console)
+        }
+        return .success
+    }
+
+    /// The error to end with: a malformed or truncated stream is the service's fault, not the
+    /// user's input, so it exits 3 like a connection failure. A save failure next to a read
+    /// failure is reported too (as a warning, before the error line).
+    static func failure(_ error: LegacyAPNsError, save: SaveFile?, console: Console) -> any Error {
+        if let saveFailure = save?.failure, saveFailure != error {
+            console.warning("--save stopped: \(saveFailure.reason)")
+        }
+        if error.code == .malformedFrame { return CLIError.connection(error.reason) }
+        return error
+    }
+}
+
+/// `--save PATH`: an append-only evidence file. Every batch of raw tuples is written and synced
+/// to disk before the tuples are printed.
+final class SaveFile: @unchecked Sendable {
+    // @unchecked: the descriptor never changes after init; `append` is called by one connection
+    // thread at a time (reads are sequential), and `failure` is guarded by a mutex.
+    let path: String
+    private let descriptor: Int32
+    private let failureState = Mutex<LegacyAPNsError?>(nil)
+
+    /// Opens (or creates, mode 0600) `path` for appending.
+    init(path: String) throws {
+        self.path = path
+        var info = stat()
+        let existed = stat(path, &info) == 0
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw CLIError.usage("cannot open '\(path)' for --save: \(Files.errnoDescription())")
+        }
+        // The umask can only take bits away from 0600; make a new file exactly 0600 anyway.
+        if !existed { _ = fchmod(descriptor, 0o600) }
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// The first write or sync failure, if any.
+    var failure: LegacyAPNsError? { failureState.withLock { $0 } }
+
+    /// The raw sink for the reader.
+    var sink: FeedbackReader.RawSink { { [self] bytes in try self.append(bytes) } }
+
+    /// Appends `bytes` and syncs them to disk.
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        do {
+            if FileDescriptor.writeAll(bytes, to: descriptor) != nil {
+                throw LegacyAPNsError(.fileError, "cannot write '\(path)': \(Files.errnoDescription())")
+            }
+            if fsync(descriptor) != 0 {
+                throw LegacyAPNsError(.fileError, "cannot sync '\(path)' to disk: \(Files.errnoDescription())")
+            }
+        } catch let error as LegacyAPNsError {
+            failureState.withLock { if $0 == nil { $0 = error } }
+            throw error
+        }
+    }
+}
+
+/// A stop request from a signal: wakes a waiting ``InterruptibleClock`` at once; a poll in
+/// progress is left to finish.
+final class StopRequest: Sendable {
+    private struct State {
+        var isStopped = false
+        var nextWaiter = 0
+        var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    var isStopped: Bool { state.withLock { $0.isStopped } }
+
+    func stop() {
+        let waiters = state.withLock { state in
+            state.isStopped = true
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume(throwing: CancellationError()) }
+    }
+
+    /// Suspends until ``stop()`` is called or the task is cancelled; always throws
+    /// `CancellationError`.
+    func wait() async throws {
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let now: Bool = state.withLock { state in
+                    // The cancellation flag is set before the handler below runs, so checking it
+                    // under the lock means a cancellation is never missed.
+                    if state.isStopped || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+}
+
+/// `ContinuousClock` whose sleep ends early (throwing) when a ``StopRequest`` fires.
+struct InterruptibleClock: FeedbackClock {
+    let stop: StopRequest
+
+    func sleep(for duration: Duration) async throws {
+        if stop.isStopped { throw CancellationError() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await ContinuousClock().sleep(for: duration) }
+            group.addTask { try await stop.wait() }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+}

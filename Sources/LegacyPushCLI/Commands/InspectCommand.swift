@@ -1,0 +1,129 @@
+internal import APNsRuntime
+import LegacyAPNs
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `legacy-push inspect`: what a push certificate is for and how long it lasts.
+enum InspectCommand {
+    static var spec: CommandSpec {
+        CommandSpec(
+            name: "inspect",
+            abstract: "Show a certificate's topic, environment and expiry.",
+            discussion: """
+                Reads a .p12/.pfx, PEM or DER .cer (detected from the content) and prints who the \
+                certificate is for (the bundle id in its UID, the topics of a universal certificate), \
+                where it works (production, development or both), its validity, key and fingerprints.
+
+                Warns on stderr when fewer than 30 days remain. Exits 1 when the certificate has \
+                expired (the summary is still printed) and 2 when a given --key does not match it \
+                (after printing the summary, with keyMatches false).
+                """,
+            arguments: [ArgumentSpec(name: "path", help: "The .p12/.pfx, PEM or .cer file to inspect.")],
+            options: [
+                .value("key", "path", "A PEM private key to check against the certificate."),
+                .flag("json", "Print one JSON object instead of the summary."),
+                .value("now", "unix-seconds", "Judge validity at this time instead of now (for scripts and tests)."),
+            ] + CredentialOptions.passphraseOnly,
+            run: { arguments, console in try run(arguments, console: console) },
+            examples: [
+                "legacy-push inspect push.p12 --passphrase-file pass.txt",
+                "legacy-push inspect push.pem --key push.key --json",
+                "legacy-push inspect aps.cer --json | jq -r .notAfter",
+            ])
+    }
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        let path = arguments.positionals[0]
+        let keyPath = arguments.value("key")
+        let now = try arguments.integer("now", as: Int64.self) ?? Int64(time(nil))
+        let credentials = try CredentialOptions.loadCredentials(
+            path, keyPath: keyPath, arguments: arguments, console: console)
+        let summary = CertificateSummary(credentials, now: now)
+
+        if arguments.flag("json") {
+            console.print(summary.jsonRepresentation)
+        } else {
+            for line in describe(summary, format: credentials.format) { console.print(line) }
+        }
+
+        if summary.keyMatches == false {
+            throw LegacyAPNsError(.keyMismatch, CredentialOptions.mismatchReason(certPath: path, keyPath: keyPath))
+        }
+        if summary.isExpired {
+            console.warning("certificate expired on \(summary.notAfterISO8601) (\(daysAgo(summary)) days ago)")
+            return .refused
+        }
+        if summary.isNotYetValid {
+            console.warning("certificate is not valid before \(summary.notBeforeISO8601)")
+        } else if summary.expiresSoon {
+            let days = summary.daysLeft
+            console.warning(
+                days == 0
+                    ? "certificate expires in less than a day (\(summary.notAfterISO8601))"
+                    : "certificate expires in \(days) day\(days == 1 ? "" : "s") (\(summary.notAfterISO8601))")
+        }
+        return .success
+    }
+
+    /// Whole days since an expired certificate's end of validity.
+    static func daysAgo(_ summary: CertificateSummary) -> Int64 {
+        (summary.now - summary.notAfter) / 86400
+    }
+
+    /// The human summary, one aligned `label  value` row a line.
+    static func describe(_ summary: CertificateSummary, format: CredentialFormat) -> [String] {
+        var rows: [(String, String)] = [
+            ("Subject", summary.subject),
+            ("Issuer", summary.issuer),
+            ("Topic", summary.topic ?? "(none: the subject has no UID)"),
+        ]
+        for (index, topic) in summary.pushTopics.enumerated() {
+            rows.append((index == 0 ? "Topics" : "", topic.description))
+        }
+        if let teamID = summary.teamID { rows.append(("Team ID", teamID)) }
+        let environment: String =
+            switch summary.environment {
+            case .both: "both (production and sandbox)"
+            case .production: "production"
+            case .development: "development (sandbox)"
+            case .unknown: "unknown (no Apple environment marker)"
+            }
+        rows.append(("Environment", environment))
+        rows.append(("Valid from", summary.notBeforeISO8601))
+        let state: String
+        if summary.isExpired {
+            state = "EXPIRED \(daysAgo(summary)) days ago"
+        } else if summary.isNotYetValid {
+            state = "not yet valid"
+        } else {
+            state = "\(summary.daysLeft) day\(summary.daysLeft == 1 ? "" : "s") left"
+        }
+        rows.append(("Valid until", "\(summary.notAfterISO8601) (\(state))"))
+        let match: String =
+            switch summary.keyMatches {
+            case true?: "private key matches"
+            case false?: "private key DOES NOT match"
+            case nil: "no private key"
+            }
+        rows.append(("Key", "\(summary.key), \(match)"))
+        rows.append(("SHA-256", summary.sha256Fingerprint))
+        rows.append(("SHA-1", summary.sha1Fingerprint))
+        rows.append(("Serial", summary.serialNumber))
+        for (index, subject) in summary.chainSubjects.enumerated() {
+            rows.append((index == 0 ? "Chain" : "", subject))
+        }
+        let formatName: String =
+            switch format {
+            case .pkcs12: "PKCS#12"
+            case .pem: "PEM"
+            case .der: "DER"
+            }
+        rows.append(("Format", formatName))
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { label, value in
+            label + String(repeating: " ", count: width - label.count + 2) + value
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import APNsCore
+import TestSupport
+import Testing
+
+@Suite struct DeviceTokenTests {
+    let hex = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
+
+    @Test func parsesTheWayIOSPrintsTokens() throws {
+        let printed = "<740F4707 BEBCF74F 9B7C25D4 8E335894 5F6AA01D A5DDB387 462C7EAF 61BB78AD>"
+        let token = try DeviceToken(hexString: printed)
+        #expect(token.hexString == hex)
+        #expect(token.count == 32)
+        #expect(token == (try DeviceToken(hexString: hex)))
+    }
+
+    @Test(arguments: [
+        ("74zz", "token has 'z' at position 3, expected hex digits"),
+        ("abc", "token has an odd number of hex digits (3)"),
+        ("", "token is empty"),
+        (String(repeating: "ab", count: 101), "token has 101 bytes, at most 100 are allowed"),
+    ])
+    func rejectsMalformedHexWithAClearReason(input: String, reason: String) {
+        #expect(throws: LegacyAPNsError(.invalidToken, reason)) { try DeviceToken(hexString: input) }
+    }
+
+    @Test func longTokensUpTo100BytesRoundTrip() throws {
+        let long = String(repeating: "0123456789", count: 20)
+        let token = try DeviceToken(hexString: long)
+        #expect(token.count == 100)
+        #expect(token.hexString == long)
+        #expect(token.bytes.count == 100)
+    }
+
+    @Test func shortTokensCompareByContentAndLength() throws {
+        let a = try DeviceToken(bytes: [1, 2, 0])
+        let b = try DeviceToken(bytes: [1, 2])
+        #expect(a != b)
+        #expect(a == (try DeviceToken(bytes: [1, 2, 0])))
+        #expect(Set([a, b, a]).count == 2)
+    }
+}
