@@ -265,7 +265,7 @@ enum ReconnectBenchmarks {
                     _ = [UInt8(9)].withUnsafeBytes { session.write($0) }
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
                     while case .wantRead = session.read(into: buffer) {
-                        _ = session.socket.wait(for: Int16(POLLIN), timeout: 1)
+                        _ = session.wait(for: .readable, timeout: 1)
                     }
                     buffer.deallocate()
                     if resume { ticket = session.resumableTicket ?? ticket }

@@ -198,7 +198,7 @@ public enum FuzzTargets {
         var machine = DeliveryStateMachine(
             configuration: .init(
                 cacheCapacity: Int(data.first ?? 8) % 16 + 1, maximumAttempts: 3,
-                reconnect: ReconnectPolicy(initialDelay: 0, maximumConsecutiveFailures: 1_000_000)))
+                reconnect: ReconnectPolicy(initialDelay: .zero, maximumConsecutiveFailures: 1_000_000)))
         let total = UInt64(data.count > 1 ? Int(data[1]) % 40 + 1 : 5)
         var next: UInt64 = 1
         var cursor = 2

@@ -72,7 +72,7 @@ func randomFaults(_ seed: UInt64, reject: Double = 0, processing: Double = 0, sh
 
 let share = total / 5
 var slow = randomFaults(seed &+ 4, reject: 0.002)
-slow.readDelay = 0.0005
+slow.readDelay = .microseconds(500)
 slow.splitErrorResponses = true
 let phases = [
     Phase(
@@ -117,7 +117,8 @@ for (number, phase) in phases.enumerated() {
     clientConfiguration.delivery = .init(
         cacheCapacity: 20_000, maximumAttempts: 3,
         reconnect: ReconnectPolicy(
-            initialDelay: 0.001, multiplier: 2, maximumDelay: 0.05, maximumConsecutiveFailures: 50))
+            initialDelay: .milliseconds(1), multiplier: 2, maximumDelay: .milliseconds(50),
+            maximumConsecutiveFailures: 50))
     let client = try PushClient(configuration: clientConfiguration)
     let notifications = (1...phase.count).lazy.map { index -> PushNotification in
         var token = [UInt8](repeating: 0x50 &+ UInt8(number), count: 32)

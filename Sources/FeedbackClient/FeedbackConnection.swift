@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-internal import APNsRuntime
+package import APNsRuntime
 import Synchronization
 
 #if canImport(Glibc)
@@ -99,7 +99,7 @@ struct FeedbackConnection {
                 outcome.failure = Self.cancelled
                 break
             }
-            let waitEvents: Int16
+            let waitEvents: Readiness
             switch session.read(into: buffer) {
             case .done(let count):
                 decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
@@ -110,9 +110,9 @@ struct FeedbackConnection {
                 }
                 continue reading
             case .wantRead:
-                waitEvents = Int16(POLLIN)
+                waitEvents = .readable
             case .wantWrite:
-                waitEvents = Int16(POLLOUT)
+                waitEvents = .writable
             case .closed:
                 if let failure = handOut() {
                     outcome.failure = failure
@@ -134,7 +134,7 @@ struct FeedbackConnection {
                 outcome.failure = failure
                 break reading
             }
-            while !session.socket.wait(for: waitEvents, timeout: Swift.min(0.1, idleDeadline - Monotonic.now())) {
+            while !session.wait(for: waitEvents, timeout: Swift.min(0.1, idleDeadline - Monotonic.now())) {
                 if stop.isSet { continue reading }
                 if Monotonic.now() >= idleDeadline {
                     outcome.failure = LegacyAPNsError(

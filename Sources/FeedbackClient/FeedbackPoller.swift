@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-internal import APNsRuntime
+package import APNsRuntime
 
 /// Polls the feedback service at an interval, as an asynchronous sequence of polls.
 ///
@@ -22,44 +22,17 @@ internal import APNsRuntime
 ///   returned, with its complete tuples and its ``FeedbackPoll/failure``; the next poll then
 ///   waits ``Backoff`` delays growing exponentially up to ``Backoff/maximumDelay``, and the
 ///   interval again after the next success.
-/// - A certificate failure (``LegacyAPNsError/Code-swift.struct/certificateRejected``,
-///   ``LegacyAPNsError/Code-swift.struct/serverUntrusted``) ends the sequence by throwing it:
-///   retrying cannot fix it. So does reaching ``maximumConsecutiveFailures``, with the last failure.
+/// - A failure that cannot heal (``LegacyAPNsError/stopsSending``: a refused or untrusted
+///   certificate, unusable credentials) ends the sequence by throwing it: retrying cannot fix it.
+///   So does reaching ``maximumConsecutiveFailures``, with the last failure.
 /// - Cancelling the task, or the clock's sleep throwing, ends the sequence (it returns nil).
 public struct FeedbackPoller<PollClock: FeedbackClock>: AsyncSequence, Sendable {
     /// The outcome of one poll.
     public typealias Element = FeedbackPoll
 
-    /// Delays after failed polls: `initialDelay`, then times `multiplier` per further failure,
-    /// never more than `maximumDelay`.
-    public struct Backoff: Hashable, Sendable {
-        /// Delay after the first failure in a row.
-        public var initialDelay: Duration
-        /// Growth per further failure.
-        public var multiplier: Double
-        /// Upper bound.
-        public var maximumDelay: Duration
-
-        /// Creates a backoff (defaults: 1 s, doubling, at most 5 minutes).
-        public init(
-            initialDelay: Duration = .seconds(1), multiplier: Double = 2, maximumDelay: Duration = .seconds(300)
-        ) {
-            self.initialDelay = initialDelay
-            self.multiplier = multiplier
-            self.maximumDelay = maximumDelay
-        }
-
-        /// The delay after `failures` failed polls in a row (at least 1).
-        public func delay(afterFailures failures: Int) -> Duration {
-            var delay = initialDelay
-            var count = 1
-            while count < failures, delay < maximumDelay {
-                delay = delay * Swift.max(1, multiplier)
-                count += 1
-            }
-            return Swift.min(delay, maximumDelay)
-        }
-    }
+    /// Delays after failed polls: the package's one ``APNsCore/Backoff`` (defaults: 1 s, doubling,
+    /// at most 5 minutes).
+    public typealias Backoff = APNsCore.Backoff
 
     /// Time between the end of a successful poll and the start of the next.
     public let interval: Duration
@@ -150,7 +123,7 @@ public struct FeedbackPoller<PollClock: FeedbackClock>: AsyncSequence, Sendable 
                 if failure.code == .cancelled {
                     isDone = true
                     if result.records.isEmpty { return nil }
-                } else if failure.code == .certificateRejected || failure.code == .serverUntrusted {
+                } else if failure.stopsSending {
                     guard !result.records.isEmpty else {
                         isDone = true
                         throw failure

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-internal import APNsRuntime
+package import APNsRuntime
 
 /// Reads the feedback service: connects with the provider certificate, sends nothing, and
 /// receives every tuple until the service closes the connection.
@@ -34,11 +34,11 @@ public struct FeedbackReader: Sendable {
         public var service: FeedbackService
         /// The provider certificate and the trusted CAs (as for ``PushClient``).
         public var tls: TLSConfiguration
-        /// Seconds to establish TCP and TLS.
-        public var connectTimeout: Double = 10
-        /// Seconds the service may send nothing before the read fails with
+        /// Time to establish TCP and TLS.
+        public var connectTimeout: Duration = .seconds(10)
+        /// Time the service may send nothing before the read fails with
         /// ``LegacyAPNsError/Code-swift.struct/timedOut``.
-        public var idleTimeout: Double = 30
+        public var idleTimeout: Duration = .seconds(30)
         /// Records a ``FeedbackRecordStream`` buffers ahead of its consumer before the read pauses.
         public var streamBufferLimit: Int = 16_384
 
@@ -73,7 +73,7 @@ public struct FeedbackReader: Sendable {
     var settings: FeedbackConnection.Settings {
         FeedbackConnection.Settings(
             endpoint: configuration.service.endpoint, context: context,
-            connectTimeout: configuration.connectTimeout, idleTimeout: configuration.idleTimeout)
+            connectTimeout: configuration.connectTimeout.inSeconds, idleTimeout: configuration.idleTimeout.inSeconds)
     }
 
     /// Connects, reads every tuple until the service closes, and returns them.

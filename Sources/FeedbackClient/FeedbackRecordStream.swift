@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-internal import APNsRuntime
+package import APNsRuntime
 
 /// The feedback tuples of one connection as they arrive; see ``FeedbackReader/records(rawSink:)``.
 ///

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-internal import APNsRuntime
+package import APNsRuntime
 
 #if canImport(Glibc)
     import Glibc
@@ -26,8 +26,8 @@ struct GatewaySession {
         let session: TLSSession
         do {
             session = try TLSSession.accept(
-                socket, context: simulator.context, peer: client, timeout: configuration.handshakeTimeout,
-                drainTimeout: configuration.drainTimeout)
+                socket, context: simulator.context, peer: client, timeout: configuration.handshakeTimeout.inSeconds,
+                drainTimeout: configuration.drainTimeout.inSeconds)
         } catch {
             simulator.handshakeFailed(client: client, error: error)
             return
@@ -58,7 +58,7 @@ struct GatewaySession {
 
         var lastActivity = Monotonic.now()
         while !simulator.isStopping {
-            if faults.readDelay > 0 { Monotonic.sleep(faults.readDelay) }
+            if faults.readDelay > .zero { Monotonic.sleep(faults.readDelay.inSeconds) }
             // Decode after every read (one TLS record, up to 16 KiB), as a gateway does: a bad frame
             // is answered before more of the client's stream piles up behind it.
             var gotData = false
@@ -119,13 +119,13 @@ struct GatewaySession {
             if gotData {
                 lastActivity = Monotonic.now()
             } else {
-                if let idle = configuration.idleTimeout, Monotonic.now() - lastActivity > idle {
+                if let idle = configuration.idleTimeout, Monotonic.now() - lastActivity > idle.inSeconds {
                     // A client that stalls (mid-frame or not) does not hold a slot forever.
                     session.closeGently(drainTimeout: 0)
                     simulator.emit(.idleTimeout(connection: connection, accepted: accepted))
                     return
                 }
-                _ = session.socket.wait(for: Int16(POLLIN), timeout: 0.1)
+                _ = session.wait(for: .readable, timeout: 0.1)
             }
         }
         simulator.emit(.disconnected(connection: connection, accepted: accepted))
@@ -183,13 +183,13 @@ struct GatewaySession {
         case .silentClose:
             simulator.state.withLock { $0.statistics.silentCloses += 1 }
             simulator.emit(.closedSilently(connection: connection, accepted: accepted))
-            session.closeGently(drainTimeout: configuration.drainTimeout)
+            session.closeGently(drainTimeout: configuration.drainTimeout.inSeconds)
         case .reject(let response, let token, let reason, let command):
             simulator.state.withLock { $0.statistics.rejected += 1 }
             simulator.emit(.rejected(connection: connection, response: response, token: token, reason: reason))
             if command == .simple {
                 // Apple's gateway had no way to name a command 0 frame: it just closed.
-                session.closeGently(drainTimeout: configuration.drainTimeout)
+                session.closeGently(drainTimeout: configuration.drainTimeout.inSeconds)
                 return
             }
             respond(session, response)
@@ -204,43 +204,23 @@ struct GatewaySession {
     /// then closes gently.
     private func respond(_ session: TLSSession, _ response: ErrorResponse) {
         let faults = simulator.configuration.faults
-        if faults.errorResponseDelay > 0 {
-            let deadline = Monotonic.now() + faults.errorResponseDelay
+        if faults.errorResponseDelay > .zero {
             let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
             defer { scratch.deallocate() }
-            discard: while Monotonic.now() < deadline {
-                switch session.read(into: scratch) {
-                case .done: continue
-                case .wantRead, .wantWrite:
-                    _ = session.socket.wait(for: Int16(POLLIN), timeout: deadline - Monotonic.now())
-                case .closed, .failed: break discard
-                }
-            }
+            session.discardInput(for: faults.errorResponseDelay.inSeconds, into: scratch)
         }
         let bytes = response.bytes
         if faults.splitErrorResponses {
             for byte in bytes {
-                guard Self.writeAll(session, [byte]) else { break }
+                guard session.writeAll([byte], timeout: Self.writeTimeout) == nil else { break }
                 Monotonic.sleep(0.002)
             }
         } else {
-            _ = Self.writeAll(session, bytes)
+            _ = session.writeAll(bytes, timeout: Self.writeTimeout)
         }
-        session.closeGently(drainTimeout: simulator.configuration.drainTimeout)
+        session.closeGently(drainTimeout: simulator.configuration.drainTimeout.inSeconds)
     }
 
-    /// Writes all of `bytes`, waiting for the socket as needed. False if the connection broke.
-    static func writeAll(_ session: TLSSession, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let result = bytes.withUnsafeBytes { session.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-            switch result {
-            case .done(let count): offset += count
-            case .wantWrite: _ = session.socket.wait(for: Int16(POLLOUT), timeout: 5)
-            case .wantRead: _ = session.socket.wait(for: Int16(POLLIN), timeout: 5)
-            case .closed, .failed: return false
-            }
-        }
-        return true
-    }
+    /// Seconds a client may take no data before the simulator gives up writing to it.
+    static let writeTimeout = 5.0
 }

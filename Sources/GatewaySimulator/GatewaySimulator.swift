@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-internal import APNsRuntime
+package import APNsRuntime
 import Synchronization
 
 #if canImport(Glibc)
@@ -64,12 +64,12 @@ public final class GatewaySimulator: Sendable {
         public var maximumConnections = 64
         /// Bytes a connection may have received but not yet decoded before it counts as hostile.
         public var maximumBufferedBytes = 1 << 20
-        /// Seconds a client may take for the TLS handshake.
-        public var handshakeTimeout = 10.0
-        /// Seconds to keep reading after an error response, before closing.
-        public var drainTimeout = 1.0
-        /// Seconds a connection may send nothing before the simulator closes it (nil: never).
-        public var idleTimeout: Double? = 300
+        /// Time a client may take for the TLS handshake.
+        public var handshakeTimeout: Duration = .seconds(10)
+        /// Time to keep reading after an error response, before closing.
+        public var drainTimeout: Duration = .seconds(1)
+        /// Time a connection may send nothing before the simulator closes it (nil: never).
+        public var idleTimeout: Duration? = .seconds(300)
         /// Where accepted notifications are recorded, if anywhere.
         public var recorder: (any NotificationRecorder)?
         /// Called for every ``SimulatorEvent``, from the connection threads.
@@ -232,8 +232,8 @@ public final class GatewaySimulator: Sendable {
         let session: TLSSession
         do {
             session = try TLSSession.accept(
-                socket, context: context, peer: client, timeout: configuration.handshakeTimeout,
-                drainTimeout: configuration.drainTimeout)
+                socket, context: context, peer: client, timeout: configuration.handshakeTimeout.inSeconds,
+                drainTimeout: configuration.drainTimeout.inSeconds)
         } catch {
             handshakeFailed(client: client, error: error)
             return
@@ -249,12 +249,14 @@ public final class GatewaySimulator: Sendable {
         let bytes = writer.bytes
         while offset < bytes.count, !isStopping {
             let end = Swift.min(bytes.count, offset + chunk)
-            guard GatewaySession.writeAll(session, Array(bytes[offset..<end])) else { break }
+            guard session.writeAll(Array(bytes[offset..<end]), timeout: GatewaySession.writeTimeout) == nil else {
+                break
+            }
             offset = end
         }
         state.withLock { $0.statistics.feedbackServed += records.count }
         emit(.feedbackServed(client: client, count: records.count))
-        session.closeGently(drainTimeout: configuration.drainTimeout)
+        session.closeGently(drainTimeout: configuration.drainTimeout.inSeconds)
     }
 
     func handshakeFailed(client: String, error: any Error) {

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-internal import APNsRuntime
+package import APNsRuntime
 
 /// Misbehaviour to inject, so a sender can be tested against everything a gateway may do.
 ///
@@ -25,11 +25,11 @@ public struct SimulatorFaults: Hashable, Sendable {
     /// Per connection: after this many accepted notifications, answer status 10 (shutdown) naming
     /// the last one, and close.
     public var shutdownAfter: Int?
-    /// Seconds to keep reading (and discarding) the client's frames before sending an error
+    /// Time to keep reading (and discarding) the client's frames before sending an error
     /// response: the client keeps writing meanwhile, as it would against a busy gateway.
-    public var errorResponseDelay: Double = 0
-    /// Seconds to pause before each read: a slow gateway, which makes the client's writes block.
-    public var readDelay: Double = 0
+    public var errorResponseDelay: Duration = .zero
+    /// Time to pause before each read: a slow gateway, which makes the client's writes block.
+    public var readDelay: Duration = .zero
     /// Send error responses one byte per TLS record, with short pauses: the client must reassemble.
     public var splitErrorResponses = false
     /// Random faults per received notification, reproducible from a seed (used by the soak test).

@@ -20,15 +20,39 @@
 ///   closed without a verdict.
 /// - A connection that closes without an error response tells nothing: everything still in flight
 ///   is resent (at least once) and counted in ``SendReport/possibleDuplicates``. The next
-///   connection writes at most half as many notifications before confirming, so a gateway that
-///   keeps dropping connections still lets the send make progress; a notification that was first
-///   in flight on ``Configuration/maximumAttempts`` such connections (one that makes the gateway
-///   hang up, say) is reported as unconfirmed.
+///   connection writes at most half as many notifications before confirming (``WindowPolicy``), so
+///   a gateway that keeps dropping connections still lets the send make progress; a notification
+///   that was first in flight on ``Configuration/maximumAttempts`` such connections (one that
+///   makes the gateway hang up, say) is reported as unconfirmed.
 /// - **Confirmation barrier.** Success is never assumed from silence. When the input is exhausted,
-///   when the cache is full, or when the input stalls, the machine writes a deliberately invalid
-///   enhanced frame (token length 0) carrying a fresh identifier. The gateway processes frames in
-///   order, so its error response naming that identifier proves every earlier notification on
-///   the connection was accepted. The connection then ends; more work reconnects.
+///   when the window is full, or when the input stalls, the machine writes a
+///   ``ConfirmationBarrier`` carrying a fresh identifier. The gateway processes frames in order, so
+///   its error response naming that identifier proves every earlier notification on the
+///   connection was accepted. The connection then ends; more work reconnects.
+/// - **Retry budget.** ``ReconnectPolicy/maximumConsecutiveFailures`` counts failures *without
+///   progress*: connection attempts that fail, and connections that end without a verdict once the
+///   window cannot shrink any more. Any verdict is progress and starts the count again. A failure
+///   that cannot heal (``LegacyAPNsError/stopsSending``) stops at once.
+///
+/// ## States
+/// ```
+///                   nextAction(): connect(delay)            connected()
+///   ┌──────────────┐ ────────────────────────▶ ┌────────────┐ ─────────▶ ┌──────────────────────┐
+///   │ disconnected │                           │ connecting │            │ open(in flight)      │──┐ writeNew,
+///   └──────────────┘ ◀──────────────────────── └────────────┘            │                      │◀─┘ resend
+///     │   ▲   ▲        connectFailed (may heal)                          └──────────────────────┘
+///     │   │   │                                         window full, input done │          │
+///     │   │   │ closed(unexpected): resend all in flight    or stalled: barrier ▼          │ received(error)
+///     │   │   └────────────────────────────────── ┌──────────────────────────────┐        │
+///     │   │                                       │ confirming(in flight, barrier)│        │
+///     │   │                                       └──────────────────────────────┘        │
+///     │   │    closed(_)    ┌──────────────────┐   received(_), verdictTimedOut() │         │
+///     │   └──────────────── │ closing(failure) │ ◀────────────────────────────────┴─────────┘
+///     │                     └──────────────────┘
+///     │ nothing left                      ┌────────┐  stop(_), a failure that stops sending, or the
+///     └──▶ finished          finished ◀── │ failed │  retry budget spent (from any state)
+///                                         └────────┘
+/// ```
 public struct DeliveryStateMachine: Sendable {
     /// Limits of one connection slot.
     public struct Configuration: Hashable, Sendable {
@@ -58,15 +82,15 @@ public struct DeliveryStateMachine: Sendable {
 
     /// What the shell should do next.
     public enum Action: Hashable, Sendable {
-        /// Open a connection after waiting `delay` seconds, then report ``connected()`` or
+        /// Open a connection after waiting `delay`, then report ``connected()`` or
         /// ``connectFailed(_:)``.
-        case connect(delay: Double)
+        case connect(delay: Duration)
         /// Write this notification again, with this wire identifier.
         case resend(wireIdentifier: UInt32, notification: PushNotification)
         /// Take the next notification from the input and report it with ``wroteNew(_:position:)``
         /// (or ``inputFinished()`` if there is none).
         case writeNew
-        /// Write the confirmation barrier with this identifier, flush, and wait for the verdict.
+        /// Write the ``ConfirmationBarrier`` with this identifier, flush, and wait for the verdict.
         case writeBarrier(wireIdentifier: UInt32)
         /// Flush, then wait for the gateway's error response or the connection's end, and report
         /// ``received(_:)``, ``closed(_:)`` or ``verdictTimedOut()``.
@@ -86,6 +110,11 @@ public struct DeliveryStateMachine: Sendable {
         case certificateRejected(LegacyAPNsError)
     }
 
+    /// A barrier's wire identifier is this far from the newest notification's: half the 32-bit
+    /// identifier space. Identifiers in flight span at most the cache capacity (far less than
+    /// 2^31), so a barrier can never carry the identifier of a notification it confirms.
+    public static let barrierIdentifierOffset: UInt32 = 0x8000_0000
+
     struct Entry: Sendable {
         var position: UInt64
         var notification: PushNotification
@@ -98,15 +127,33 @@ public struct DeliveryStateMachine: Sendable {
         var wireIdentifier: UInt32 { UInt32(truncatingIfNeeded: position) }
     }
 
-    enum State: Hashable, Sendable {
+    /// Notifications written on the current connection and not yet confirmed, in write order.
+    typealias InFlight = Ring<Entry>
+
+    /// Where the slot's connection is; each state carries what only it has.
+    enum State: Sendable {
+        /// No connection; the next action connects (or finishes when nothing is left).
         case disconnected
+        /// A connection is being opened; ``connected()`` or ``connectFailed(_:)`` comes next.
         case connecting
-        case open
-        /// Barrier written; waiting for its error response.
-        case confirming(barrier: UInt32)
-        /// A verdict arrived; the shell must close the connection.
-        case closing
+        /// Connected and writing.
+        case open(InFlight)
+        /// The barrier with this identifier is written; waiting for its verdict.
+        case confirming(InFlight, barrier: UInt32)
+        /// A verdict arrived (or none will): the shell closes the connection. `failure` is counted
+        /// against the retry budget once it has (a barrier left unanswered, an unknown identifier).
+        case closing(failure: LegacyAPNsError?)
+        /// Stopped for good; everything without a verdict is unconfirmed.
         case failed
+        /// Only while a payload is changed in place (keeps the ring's storage uniquely referenced).
+        case modifying
+    }
+
+    /// Failures in a row: all of them set the backoff delay, only those without progress spend
+    /// the retry budget.
+    struct Failures: Hashable, Sendable {
+        var consecutive = 0
+        var withoutProgress = 0
     }
 
     /// The limits this slot runs with.
@@ -115,16 +162,15 @@ public struct DeliveryStateMachine: Sendable {
     public let connection: Int
 
     private(set) var state: State = .disconnected
-    private var inFlight = Ring<Entry>(capacity: 64)
+    /// Notifications waiting to be written again, oldest first (survives connections).
     private var retry = Ring<Entry>(capacity: 16)
-    private var inputIsFinished = false
-    private var window: Int
-    private var consecutiveFailures = 0
+    /// Whether the input has more to give.
+    private var inputIsOpen = true
+    private var window: WindowPolicy
+    private var failures = Failures()
     private var attemptsOnThisSlot = 0
     private var highestPosition: UInt64 = 0
     private var pendingEvents: [PushEvent] = []
-    /// A failure to count once the shell has closed the connection (verdict timeout, unknown id).
-    private var failureAfterClose: LegacyAPNsError?
 
     /// The verdicts so far (complete once ``nextAction()`` returns ``Action/finished``).
     public private(set) var report = SendReport()
@@ -133,18 +179,33 @@ public struct DeliveryStateMachine: Sendable {
     public init(configuration: Configuration = Configuration(), connection: Int = 0) {
         self.configuration = configuration
         self.connection = connection
-        self.window = configuration.cacheCapacity
+        self.window = WindowPolicy(capacity: configuration.cacheCapacity)
     }
 
     /// Whether the connection is open and taking new notifications (``Action/writeNew`` may come).
-    public var isWriting: Bool { state == .open }
+    public var isWriting: Bool {
+        if case .open = state { return true }
+        return false
+    }
 
     /// Notifications written and not yet confirmed.
-    public var inFlightCount: Int { inFlight.count }
+    public var inFlightCount: Int {
+        switch state {
+        case .open(let inFlight), .confirming(let inFlight, _): inFlight.count
+        case .disconnected, .connecting, .closing, .failed, .modifying: 0
+        }
+    }
+
+    /// The identifier of the barrier waiting for its verdict, if one is.
+    public var pendingBarrier: UInt32? {
+        if case .confirming(_, let barrier) = state { return barrier }
+        return nil
+    }
+
     /// Notifications waiting to be written again.
     public var resendQueueCount: Int { retry.count }
     /// How many notifications the current connection may carry before confirming.
-    public var currentWindow: Int { window }
+    public var currentWindow: Int { window.current }
 
     /// Events since the last call (for the event sink).
     public mutating func takeEvents() -> [PushEvent] {
@@ -161,17 +222,19 @@ public struct DeliveryStateMachine: Sendable {
         case .failed:
             return .finished
         case .disconnected:
-            if retry.isEmpty && inputIsFinished { return .finished }
+            if retry.isEmpty && !inputIsOpen { return .finished }
             state = .connecting
-            return .connect(delay: configuration.reconnect.delay(afterFailures: consecutiveFailures))
+            return .connect(delay: configuration.reconnect.delay(afterFailures: failures.consecutive))
         case .connecting:
             preconditionFailure("nextAction() while connecting: report connected() or connectFailed(_:) first")
         case .confirming:
             return .awaitVerdict
         case .closing:
             return .close
-        case .open:
-            if inFlight.count < window {
+        case .open(var inFlight):
+            state = .modifying
+            defer { if case .modifying = state { state = .open(inFlight) } }
+            if inFlight.count < window.current {
                 if !retry.isEmpty {
                     var entry = retry.removeFirst()
                     entry.writeCount += 1
@@ -180,16 +243,18 @@ public struct DeliveryStateMachine: Sendable {
                     if entry.possiblyDelivered { report.possibleDuplicates += 1 }
                     return .resend(wireIdentifier: entry.wireIdentifier, notification: entry.notification)
                 }
-                if !inputIsFinished { return .writeNew }
+                if inputIsOpen { return .writeNew }
             }
-            if inFlight.isEmpty && retry.isEmpty && inputIsFinished {
-                state = .closing
+            if inFlight.isEmpty && retry.isEmpty && !inputIsOpen {
+                state = .closing(failure: nil)
                 return .close
             }
-            // Input exhausted (or stalled) or the cache is full: prove what was written.
-            let barrier = UInt32(truncatingIfNeeded: highestPosition &+ 0x8000_0000)
-            state = .confirming(barrier: barrier)
+            // Input exhausted (or stalled) or the window is full: prove what was written.
+            let barrier = UInt32(truncatingIfNeeded: highestPosition) &+ Self.barrierIdentifierOffset
+            state = .confirming(inFlight, barrier: barrier)
             return .writeBarrier(wireIdentifier: barrier)
+        case .modifying:
+            preconditionFailure("state left in .modifying")
         }
     }
 
@@ -197,34 +262,37 @@ public struct DeliveryStateMachine: Sendable {
 
     /// The connection is up (TLS handshake done).
     public mutating func connected() {
-        precondition(state == .connecting, "connected() without connect")
-        state = .open
+        guard case .connecting = state else { preconditionFailure("connected() without connect") }
+        state = .open(InFlight(capacity: Swift.min(window.current, 1024)))
         attemptsOnThisSlot += 1
         report.connections += 1
         pendingEvents.append(.connected(connection: connection, attempt: attemptsOnThisSlot))
     }
 
-    /// The connection could not be opened. `error` with code `certificateRejected` or
-    /// `serverUntrusted` stops the send at once; anything else is retried per the policy.
+    /// The connection could not be opened. An error that ``LegacyAPNsError/stopsSending`` (a
+    /// refused or untrusted certificate, a refused protocol, unusable credentials) stops the send
+    /// at once; anything else is retried per the policy.
     public mutating func connectFailed(_ error: LegacyAPNsError) {
-        precondition(state == .connecting, "connectFailed(_:) without connect")
-        if Self.isFatal(error) {
+        guard case .connecting = state else { preconditionFailure("connectFailed(_:) without connect") }
+        if error.stopsSending {
             fail(error)
-            return
+        } else {
+            recordFailure(error, spendsBudget: true)
         }
-        recordFailure(error)
     }
 
     /// The shell wrote a new notification taken from the input at 1-based `position`. Returns the
     /// wire identifier to put in the frame (the shell may encode before or after calling this).
     @discardableResult
     public mutating func wroteNew(_ notification: PushNotification, position: UInt64) -> UInt32 {
-        precondition(state == .open, "wroteNew(_:position:) while not open")
+        guard case .open(var inFlight) = state else { preconditionFailure("wroteNew(_:position:) while not open") }
         precondition(position > highestPosition, "positions must increase")
+        state = .modifying
         highestPosition = position
         report.sent += 1
         let entry = Entry(position: position, notification: notification, writeCount: 1)
         inFlight.append(entry)
+        state = .open(inFlight)
         return entry.wireIdentifier
     }
 
@@ -248,49 +316,55 @@ public struct DeliveryStateMachine: Sendable {
 
     /// The input has no more notifications (or the caller asked to stop taking them).
     public mutating func inputFinished() {
-        inputIsFinished = true
+        inputIsOpen = false
     }
 
     /// The input is momentarily empty: confirm what is in flight now rather than leave it
     /// unconfirmed while waiting. Returns whether a barrier is due.
     public mutating func inputStalled() -> Bool {
-        guard state == .open, !inFlight.isEmpty, retry.isEmpty else { return false }
-        window = inFlight.count  // the next nextAction() writes the barrier
+        guard case .open(let inFlight) = state, !inFlight.isEmpty, retry.isEmpty else { return false }
+        window.confirmNow(inFlight: inFlight.count)  // the next nextAction() writes the barrier
         return true
     }
 
     /// The gateway sent an error response.
     public mutating func received(_ response: ErrorResponse) {
+        var inFlight: InFlight
+        let barrier: UInt32?
         switch state {
-        case .open, .confirming:
-            break
-        default:
-            return  // a verdict already arrived on this connection; the rest is noise
+        case .open(let current):
+            (inFlight, barrier) = (current, nil)
+        case .confirming(let current, let id):
+            (inFlight, barrier) = (current, id)
+        case .disconnected, .connecting, .closing, .failed:
+            return  // a verdict already arrived on this connection (or none is expected): noise
+        case .modifying:
+            preconditionFailure("state left in .modifying")
         }
-        let barrier: UInt32? = if case .confirming(let id) = state { id } else { nil }
-        state = .closing
+        state = .modifying
         if response.identifier == barrier {
             let count = inFlight.count
-            acceptFirst(count)
-            consecutiveFailures = 0
-            window = Swift.min(configuration.cacheCapacity, Swift.max(window * 4, count * 4, Self.minimumWindow))
+            acceptFirst(count, of: &inFlight)
+            progressed()
+            window.barrierConfirmed(count: count)
+            state = .closing(failure: nil)
             return
         }
-        guard let index = indexInFlight(of: response.identifier) else {
+        guard let index = Self.index(of: response.identifier, in: inFlight) else {
             pendingEvents.append(.unknownIdentifier(connection: connection, response))
-            closedWithoutVerdict()
-            failureAfterClose = LegacyAPNsError(
-                .connectionFailed,
-                "the gateway named identifier \(response.identifier), which was not sent on that connection")
+            closedWithoutVerdict(&inFlight)
+            state = .closing(
+                failure: LegacyAPNsError(
+                    .connectionFailed,
+                    "the gateway named identifier \(response.identifier), which was not sent on that connection"))
             return
         }
         switch response.status {
         case .shutdown, .noErrors:
             // The named notification is the last one processed.
-            acceptFirst(index + 1)
-            requeueAll(reason: .shutdown(identifier: response.identifier))
+            acceptFirst(index + 1, of: &inFlight)
         case .processingError:
-            acceptFirst(index)
+            acceptFirst(index, of: &inFlight)
             var failed = inFlight.removeFirst()
             failed.attempts += 1
             if failed.attempts >= configuration.maximumAttempts {
@@ -301,50 +375,42 @@ public struct DeliveryStateMachine: Sendable {
                 // Transient: it goes first into the resend queue, before what followed it.
                 inFlight.prepend(failed)
             }
-            requeueAll(reason: .errorResponse(response))
         default:
-            acceptFirst(index)
+            acceptFirst(index, of: &inFlight)
             reject(inFlight.removeFirst(), status: response.status)
-            requeueAll(reason: .errorResponse(response))
         }
-        consecutiveFailures = 0
-        adaptWindow(acceptedBeforeVerdict: index)
-    }
-
-    /// The smallest window: enough to keep a TLS record full.
-    static let minimumWindow = 64
-
-    /// Everything written after a rejected notification is discarded and written again, so when
-    /// errors come every few notifications a large window mostly buys resends. After an error
-    /// the next connection writes at most about twice what this one got through before its error
-    /// (then confirms with the barrier, which grows the window fourfold again). A send with rare
-    /// errors keeps the full window.
-    private mutating func adaptWindow(acceptedBeforeVerdict accepted: Int) {
-        window = Swift.min(configuration.cacheCapacity, Swift.max(Self.minimumWindow, 2 * (accepted + 1)))
+        let reason: ResendReason =
+            response.status == .shutdown || response.status == .noErrors
+            ? .shutdown(identifier: response.identifier) : .errorResponse(response)
+        requeueAll(&inFlight, reason: reason)
+        progressed()
+        window.errorResponse(acceptedBefore: index)
+        state = .closing(failure: nil)
     }
 
     /// The barrier's verdict did not come in time; the shell closes the connection.
     public mutating func verdictTimedOut() {
-        guard case .confirming = state else { return }
-        closedWithoutVerdict()
-        state = .closing
-        failureAfterClose = LegacyAPNsError(.timedOut, "the gateway did not answer the confirmation barrier in time")
+        guard case .confirming(var inFlight, _) = state else { return }
+        state = .modifying
+        closedWithoutVerdict(&inFlight)
+        state = .closing(
+            failure: LegacyAPNsError(.timedOut, "the gateway did not answer the confirmation barrier in time"))
     }
 
     /// The connection ended. After a verdict this is the expected close; otherwise everything in
     /// flight is unknown.
     public mutating func closed(_ cause: CloseCause) {
         switch state {
-        case .closing:
+        case .closing(let failure):
             state = .disconnected
-            if let failure = failureAfterClose {
-                failureAfterClose = nil
+            if let failure {
                 pendingEvents.append(.closed(connection: connection, reason: failure.reason))
-                recordFailure(failure)
+                recordFailure(failure, spendsBudget: true)
             } else {
                 pendingEvents.append(.closed(connection: connection, reason: "closed after the gateway's verdict"))
             }
-        case .open, .confirming:
+        case .open(var inFlight), .confirming(var inFlight, _):
+            state = .modifying
             switch cause {
             case .certificateRejected(let error):
                 // Nothing on this connection was processed; retrying cannot help.
@@ -356,12 +422,17 @@ public struct DeliveryStateMachine: Sendable {
                 fail(error)
             case .unexpected(let reason):
                 pendingEvents.append(.closed(connection: connection, reason: reason))
-                let lost = closedWithoutVerdict()
+                let (lost, couldShrink) = closedWithoutVerdict(&inFlight)
                 state = .disconnected
-                if lost > 0 { recordFailure(LegacyAPNsError(.connectionFailed, reason)) }
+                // Losing work while the window can still shrink is the path to progress (the next
+                // connection carries half): it delays the next attempt but does not spend the
+                // budget. Once the window is down to one, it is a failure like any other.
+                if lost > 0 { recordFailure(LegacyAPNsError(.connectionFailed, reason), spendsBudget: !couldShrink) }
             }
-        default:
-            break
+        case .disconnected, .connecting, .failed:
+            break  // no connection to close
+        case .modifying:
+            preconditionFailure("state left in .modifying")
         }
     }
 
@@ -372,28 +443,36 @@ public struct DeliveryStateMachine: Sendable {
 
     // MARK: - Bookkeeping
 
-    static func isFatal(_ error: LegacyAPNsError) -> Bool {
-        error.code == .certificateRejected || error.code == .serverUntrusted || error.code == .tlsConfiguration
+    /// A verdict arrived: the failure count starts again.
+    private mutating func progressed() {
+        failures = Failures()
     }
 
-    private mutating func recordFailure(_ error: LegacyAPNsError) {
-        consecutiveFailures += 1
-        if consecutiveFailures >= configuration.reconnect.maximumConsecutiveFailures {
+    private mutating func recordFailure(_ error: LegacyAPNsError, spendsBudget: Bool) {
+        failures.consecutive += 1
+        if spendsBudget { failures.withoutProgress += 1 }
+        if failures.withoutProgress >= configuration.reconnect.maximumConsecutiveFailures {
             fail(
                 LegacyAPNsError(
-                    .connectionFailed,
-                    "\(error.reason) (gave up after \(consecutiveFailures) attempts in a row)"))
+                    .connectionFailed, "\(error.reason) (gave up after \(failures.withoutProgress) attempts in a row)",
+                    underlying: error))
             return
         }
         state = .disconnected
-        let delay = configuration.reconnect.delay(afterFailures: consecutiveFailures)
+        let delay = configuration.reconnect.delay(afterFailures: failures.consecutive)
         pendingEvents.append(.reconnecting(connection: connection, delay: delay, reason: error.reason))
     }
 
     private mutating func fail(_ error: LegacyAPNsError) {
+        switch state {
+        case .open(var inFlight), .confirming(var inFlight, _):
+            state = .modifying
+            while !inFlight.isEmpty { giveUp(inFlight.removeFirst()) }
+        case .disconnected, .connecting, .closing, .failed, .modifying:
+            break
+        }
         state = .failed
         if report.failure == nil { report.failure = error }
-        while !inFlight.isEmpty { giveUp(inFlight.removeFirst()) }
         while !retry.isEmpty { giveUp(retry.removeFirst()) }
     }
 
@@ -404,10 +483,11 @@ public struct DeliveryStateMachine: Sendable {
         pendingEvents.append(.unconfirmed(connection: connection, unconfirmed))
     }
 
-    /// Everything in flight lost its connection without a verdict. Returns how many notifications
-    /// that was (a close with none in flight is not a failure).
+    /// Everything in flight lost its connection without a verdict. Returns how many
+    /// notifications that was (a close with none in flight is not a failure) and whether the
+    /// window could still shrink.
     @discardableResult
-    private mutating func closedWithoutVerdict() -> Int {
+    private mutating func closedWithoutVerdict(_ inFlight: inout InFlight) -> (lost: Int, couldShrink: Bool) {
         let written = inFlight.count
         var requeued: [Entry] = []
         requeued.reserveCapacity(written)
@@ -431,11 +511,11 @@ public struct DeliveryStateMachine: Sendable {
             pendingEvents.append(.resent(connection: connection, count: requeued.count, reason: .silentClose))
             prependRetry(requeued)
         }
-        if written > 0 { window = Swift.max(1, written / 2) }
-        return written
+        let couldShrink = window.closedSilently(inFlight: written)
+        return (written, couldShrink)
     }
 
-    private mutating func acceptFirst(_ count: Int) {
+    private mutating func acceptFirst(_ count: Int, of inFlight: inout InFlight) {
         guard count > 0 else { return }
         for _ in 0..<count { _ = inFlight.removeFirst() }
         report.accepted += count
@@ -451,7 +531,7 @@ public struct DeliveryStateMachine: Sendable {
     }
 
     /// Moves everything still in flight (discarded by the gateway) to the front of the resend queue.
-    private mutating func requeueAll(reason: ResendReason) {
+    private mutating func requeueAll(_ inFlight: inout InFlight, reason: ResendReason) {
         guard !inFlight.isEmpty else { return }
         var entries: [Entry] = []
         entries.reserveCapacity(inFlight.count)
@@ -466,7 +546,7 @@ public struct DeliveryStateMachine: Sendable {
     }
 
     /// The index of the in-flight entry with this wire identifier, if any.
-    private func indexInFlight(of identifier: UInt32) -> Int? {
+    private static func index(of identifier: UInt32, in inFlight: InFlight) -> Int? {
         guard let first = inFlight.first else { return nil }
         // In-flight positions ascend and span far less than 2^32, so the identifier's position is
         // the first one's plus the wrapped difference.

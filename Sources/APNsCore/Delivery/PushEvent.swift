@@ -16,8 +16,8 @@ public enum PushEvent: Hashable, Sendable {
     case confirmed(connection: Int, count: Int)
     /// An error response named an identifier this client never wrote on that connection.
     case unknownIdentifier(connection: Int, ErrorResponse)
-    /// The next connection attempt waits `delay` seconds.
-    case reconnecting(connection: Int, delay: Double, reason: String)
+    /// The next connection attempt waits `delay`.
+    case reconnecting(connection: Int, delay: Duration, reason: String)
     /// A connection ended.
     case closed(connection: Int, reason: String)
 }

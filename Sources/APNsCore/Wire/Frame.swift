@@ -32,6 +32,9 @@ public struct FrameDecodingError: Error, Hashable, Sendable, CustomStringConvert
     /// The first byte of the bad frame. A gateway answers a bad command 0 frame by closing the
     /// connection without an error response.
     public var command: Command
+    /// Whether the bad frame is a ``ConfirmationBarrier`` (an enhanced frame with neither token nor
+    /// payload): a sender proving its earlier frames, not a broken notification.
+    public var isConfirmationBarrier = false
 
     /// Creates an error value.
     public init(

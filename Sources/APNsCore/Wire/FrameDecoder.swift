@@ -100,9 +100,14 @@ public struct FrameDecoder: Sendable {
             consumedByteCount += length
             return frame
         case .invalid(let problem):
-            let error = FrameDecodingError(
+            var error = FrameDecodingError(
                 status: problem.status, identifier: problem.identifier, offset: base + problem.offset,
                 frameOffset: base, reason: problem.reason, command: Command(rawValue: buffer[start]))
+            error.isConfirmationBarrier =
+                problem.status == ConfirmationBarrier.expectedStatus
+                && buffer.withUnsafeBytes {
+                    ConfirmationBarrier.matches(UnsafeRawBufferPointer(rebasing: $0[start...]))
+                }
             failure = error
             throw error
         }
@@ -179,10 +184,10 @@ public struct FrameDecoder: Sendable {
     private static func parseFlat(_ bytes: UnsafeRawBufferPointer, command: Command, maximumPayloadSize: Int) -> Step {
         let reader = ByteReader(bytes)
         let isEnhanced = command == .enhanced
-        let tokenLengthOffset = isEnhanced ? 9 : 1
+        let tokenLengthOffset = isEnhanced ? FrameLayout.Enhanced.tokenLength : FrameLayout.Simple.tokenLength
         guard let tokenLength = reader.getInteger(at: tokenLengthOffset, as: UInt16.self) else { return .needMore }
-        let identifier = isEnhanced ? reader.getInteger(at: 1, as: UInt32.self)! : 0
-        let expiry = isEnhanced ? reader.getInteger(at: 5, as: UInt32.self)! : 0
+        let identifier = isEnhanced ? reader.getInteger(at: FrameLayout.Enhanced.identifier, as: UInt32.self)! : 0
+        let expiry = isEnhanced ? reader.getInteger(at: FrameLayout.Enhanced.expiry, as: UInt32.self)! : 0
         if tokenLength == 0 {
             return .invalid(
                 Problem(
@@ -222,7 +227,10 @@ public struct FrameDecoder: Sendable {
 
     /// The largest frame length a valid command 2 frame can declare under `maximumPayloadSize`.
     static func maximumItemFrameLength(maximumPayloadSize: Int) -> Int {
-        (3 + DeviceToken.maximumByteCount) + (3 + maximumPayloadSize) + 7 + 7 + 4
+        typealias Layout = FrameLayout.Itemized
+        return (Layout.itemHeader + DeviceToken.maximumByteCount) + (Layout.itemHeader + maximumPayloadSize)
+            + (Layout.itemHeader + Layout.identifierSize) + (Layout.itemHeader + Layout.expirySize)
+            + (Layout.itemHeader + Layout.prioritySize)
     }
 
     /// Command 2: `02 | frame length (4) | items`.
@@ -231,10 +239,11 @@ public struct FrameDecoder: Sendable {
     /// usually follows the token and payload) is known for every error. A frame whose length field
     /// exceeds what any valid frame can have is judged item by item as bytes arrive.
     private static func parseItemized(_ bytes: UnsafeRawBufferPointer, maximumPayloadSize: Int) -> Step {
+        typealias Layout = FrameLayout.Itemized
         let reader = ByteReader(bytes)
-        guard let frameLength = reader.getInteger(at: 1, as: UInt32.self) else { return .needMore }
+        guard let frameLength = reader.getInteger(at: Layout.frameLength, as: UInt32.self) else { return .needMore }
         let isOversized = Int(frameLength) > maximumItemFrameLength(maximumPayloadSize: maximumPayloadSize)
-        let frameEnd = 5 + Int(frameLength)
+        let frameEnd = Layout.header + Int(frameLength)
         if !isOversized, bytes.count < frameEnd { return .needMore }
 
         var identifier: UInt32? = nil
@@ -243,51 +252,52 @@ public struct FrameDecoder: Sendable {
         var expiry: UInt32? = nil
         var priority: UInt8? = nil
         var seen: UInt8 = 0
-        var index = 5
+        var index = Layout.items
 
         func problem(_ status: StatusCode, _ offset: Int, _ reason: String) -> Step {
             .invalid(Problem(status: status, identifier: identifier ?? 0, offset: offset, reason: reason))
         }
 
         while index < frameEnd {
-            guard let itemID = reader.getInteger(at: index, as: UInt8.self),
+            guard let itemByte = reader.getInteger(at: index, as: UInt8.self),
                 let itemLength = reader.getInteger(at: index + 1, as: UInt16.self)
             else { return .needMore }
-            let dataStart = index + 3
+            let itemID = ItemID(rawValue: itemByte)
+            let dataStart = index + Layout.itemHeader
             let dataEnd = dataStart + Int(itemLength)
             if dataStart > frameEnd || dataEnd > frameEnd {
                 return problem(
-                    .protocolError, index, "item \(itemID) of \(itemLength) bytes runs past the end of the frame")
+                    .protocolError, index, "item \(itemByte) of \(itemLength) bytes runs past the end of the frame")
             }
-            guard (1...5).contains(itemID) else {
-                return problem(.protocolError, index, "unknown item id \(itemID)")
+            guard ItemID.known.contains(itemByte) else {
+                return problem(.protocolError, index, "unknown item id \(itemByte)")
             }
-            let bit: UInt8 = 1 << itemID
+            let bit: UInt8 = 1 << itemByte
             guard seen & bit == 0 else {
-                return problem(.protocolError, index, "item \(itemID) appears twice")
+                return problem(.protocolError, index, "item \(itemByte) appears twice")
             }
             seen |= bit
             switch itemID {
-            case 1:
+            case .token:
                 if isOversized, let early = tokenProblem(length: Int(itemLength), at: index) {
                     return problem(early.status, index, early.reason)
                 }
                 tokenItem = (index, dataStart..<dataEnd)
-            case 2:
+            case .payload:
                 if isOversized, let early = payloadProblem(length: Int(itemLength), limit: maximumPayloadSize) {
                     return problem(early.status, index, early.reason)
                 }
                 payloadItem = (index, dataStart..<dataEnd)
-            default:
-                let expected = itemID == 5 ? 1 : 4
+            default:  // identifier, expiry, priority: fixed sizes
+                let expected = itemID == .priority ? Layout.prioritySize : Layout.identifierSize
                 guard Int(itemLength) == expected else {
                     return problem(
-                        .protocolError, index, "item \(itemID) has \(itemLength) bytes, expected \(expected)")
+                        .protocolError, index, "item \(itemByte) has \(itemLength) bytes, expected \(expected)")
                 }
                 guard bytes.count >= dataEnd else { return .needMore }
                 switch itemID {
-                case 3: identifier = reader.getInteger(at: dataStart, as: UInt32.self)
-                case 4: expiry = reader.getInteger(at: dataStart, as: UInt32.self)
+                case .identifier: identifier = reader.getInteger(at: dataStart, as: UInt32.self)
+                case .expiry: expiry = reader.getInteger(at: dataStart, as: UInt32.self)
                 default: priority = bytes[dataStart]
                 }
             }
@@ -333,17 +343,20 @@ public struct FrameDecoder: Sendable {
         let reader = ByteReader(bytes)
         switch Command(rawValue: bytes[0]) {
         case .simple:
-            guard let token = reader.getInteger(at: 1, as: UInt16.self),
-                let payload = reader.getInteger(at: 3 + Int(token), as: UInt16.self)
+            typealias Layout = FrameLayout.Simple
+            guard let token = reader.getInteger(at: Layout.tokenLength, as: UInt16.self),
+                let payload = reader.getInteger(at: Layout.payloadLength(tokenCount: Int(token)), as: UInt16.self)
             else { return nil }
-            return 5 + Int(token) + Int(payload)
+            return Layout.overhead + Int(token) + Int(payload)
         case .enhanced:
-            guard let token = reader.getInteger(at: 9, as: UInt16.self),
-                let payload = reader.getInteger(at: 11 + Int(token), as: UInt16.self)
+            typealias Layout = FrameLayout.Enhanced
+            guard let token = reader.getInteger(at: Layout.tokenLength, as: UInt16.self),
+                let payload = reader.getInteger(at: Layout.payloadLength(tokenCount: Int(token)), as: UInt16.self)
             else { return nil }
-            return 13 + Int(token) + Int(payload)
+            return Layout.overhead + Int(token) + Int(payload)
         case .itemized:
-            return reader.getInteger(at: 1, as: UInt32.self).map { 5 + Int($0) }
+            typealias Layout = FrameLayout.Itemized
+            return reader.getInteger(at: Layout.frameLength, as: UInt32.self).map { Layout.header + Int($0) }
         case .errorResponse:
             return ErrorResponse.byteCount
         default:

@@ -8,7 +8,8 @@
 ///                        items in ascending id order: 1 token, 2 payload, and when present
 ///                        3 identifier (4), 4 expiry (4), 5 priority (1)        = 61 + P bytes
 /// ```
-/// All integers big-endian. Commands 0 and 1 take 32-byte tokens only; command 2 takes 1...100.
+/// All integers big-endian; the offsets are named once, in `FrameLayout` (shared with the decoder
+/// and the confirmation barrier), and the item ids in ``ItemID``. Commands 0 and 1 take 32-byte tokens only; command 2 takes 1...100.
 ///
 /// Each frame is written with one capacity check and direct stores, so once the writer has grown
 /// to its working size, encoding allocates nothing and never re-serialises the payload.
@@ -30,14 +31,15 @@ public struct FrameEncoder: Hashable, Sendable {
         let payload = notification.payload.bytes.count
         switch format {
         case .simple:
-            return 5 + token + payload
+            return FrameLayout.Simple.overhead + token + payload
         case .enhanced:
-            return 13 + token + payload
+            return FrameLayout.Enhanced.overhead + token + payload
         case .itemized:
-            var size = 5 + 3 + token + 3 + payload
-            if includesIdentifier { size += 7 }
-            if notification.expiration != nil { size += 7 }
-            if notification.priority != nil { size += 4 }
+            typealias Item = FrameLayout.Itemized
+            var size = Item.header + Item.itemHeader + token + Item.itemHeader + payload
+            if includesIdentifier { size += Item.itemHeader + Item.identifierSize }
+            if notification.expiration != nil { size += Item.itemHeader + Item.expirySize }
+            if notification.priority != nil { size += Item.itemHeader + Item.prioritySize }
             return size
         }
     }
@@ -104,50 +106,60 @@ public struct FrameEncoder: Hashable, Sendable {
                     let base = out.baseAddress!
                     switch format {
                     case .simple:
+                        typealias Layout = FrameLayout.Simple
+                        let payloadLength = Layout.payloadLength(tokenCount: tokenCount)
                         out.storeBytes(of: Command.simple.rawValue, toByteOffset: 0, as: UInt8.self)
-                        out.storeBytes(of: UInt16(tokenCount).bigEndian, toByteOffset: 1, as: UInt16.self)
-                        (base + 3).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
                         out.storeBytes(
-                            of: UInt16(payload.count).bigEndian, toByteOffset: 3 + tokenCount, as: UInt16.self)
-                        (base + 5 + tokenCount).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+                            of: UInt16(tokenCount).bigEndian, toByteOffset: Layout.tokenLength, as: UInt16.self)
+                        (base + Layout.token).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+                        out.storeBytes(
+                            of: UInt16(payload.count).bigEndian, toByteOffset: payloadLength, as: UInt16.self)
+                        (base + payloadLength + 2).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
                     case .enhanced:
+                        typealias Layout = FrameLayout.Enhanced
+                        let payloadLength = Layout.payloadLength(tokenCount: tokenCount)
                         out.storeBytes(of: Command.enhanced.rawValue, toByteOffset: 0, as: UInt8.self)
-                        out.storeBytes(of: (identifier ?? 0).bigEndian, toByteOffset: 1, as: UInt32.self)
                         out.storeBytes(
-                            of: (notification.expiration?.rawValue ?? 0).bigEndian, toByteOffset: 5, as: UInt32.self)
-                        out.storeBytes(of: UInt16(tokenCount).bigEndian, toByteOffset: 9, as: UInt16.self)
-                        (base + 11).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+                            of: (identifier ?? 0).bigEndian, toByteOffset: Layout.identifier, as: UInt32.self)
                         out.storeBytes(
-                            of: UInt16(payload.count).bigEndian, toByteOffset: 11 + tokenCount, as: UInt16.self)
-                        (base + 13 + tokenCount).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+                            of: (notification.expiration?.rawValue ?? 0).bigEndian, toByteOffset: Layout.expiry,
+                            as: UInt32.self)
+                        out.storeBytes(
+                            of: UInt16(tokenCount).bigEndian, toByteOffset: Layout.tokenLength, as: UInt16.self)
+                        (base + Layout.token).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+                        out.storeBytes(
+                            of: UInt16(payload.count).bigEndian, toByteOffset: payloadLength, as: UInt16.self)
+                        (base + payloadLength + 2).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
                     case .itemized:
+                        typealias Layout = FrameLayout.Itemized
                         out.storeBytes(of: Command.itemized.rawValue, toByteOffset: 0, as: UInt8.self)
-                        out.storeBytes(of: UInt32(size - 5).bigEndian, toByteOffset: 1, as: UInt32.self)
-                        var offset = 5
-                        out.storeBytes(of: UInt8(1), toByteOffset: offset, as: UInt8.self)
-                        out.storeBytes(of: UInt16(tokenCount).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
-                        (base + offset + 3).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
-                        offset += 3 + tokenCount
-                        out.storeBytes(of: UInt8(2), toByteOffset: offset, as: UInt8.self)
-                        out.storeBytes(of: UInt16(payload.count).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
-                        (base + offset + 3).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
-                        offset += 3 + payload.count
+                        out.storeBytes(
+                            of: UInt32(size - Layout.header).bigEndian, toByteOffset: Layout.frameLength,
+                            as: UInt32.self
+                        )
+                        var offset = Layout.items
+                        /// Writes one item header and returns the offset of its data.
+                        func item(_ id: ItemID, length: Int) -> Int {
+                            out.storeBytes(of: id.rawValue, toByteOffset: offset, as: UInt8.self)
+                            out.storeBytes(of: UInt16(length).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
+                            defer { offset += Layout.itemHeader + length }
+                            return offset + Layout.itemHeader
+                        }
+                        let tokenData = item(.token, length: tokenCount)
+                        (base + tokenData).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+                        let payloadData = item(.payload, length: payload.count)
+                        (base + payloadData).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
                         if let identifier {
-                            out.storeBytes(of: UInt8(3), toByteOffset: offset, as: UInt8.self)
-                            out.storeBytes(of: UInt16(4).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
-                            out.storeBytes(of: identifier.bigEndian, toByteOffset: offset + 3, as: UInt32.self)
-                            offset += 7
+                            let data = item(.identifier, length: Layout.identifierSize)
+                            out.storeBytes(of: identifier.bigEndian, toByteOffset: data, as: UInt32.self)
                         }
                         if let expiration = notification.expiration {
-                            out.storeBytes(of: UInt8(4), toByteOffset: offset, as: UInt8.self)
-                            out.storeBytes(of: UInt16(4).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
-                            out.storeBytes(of: expiration.rawValue.bigEndian, toByteOffset: offset + 3, as: UInt32.self)
-                            offset += 7
+                            let data = item(.expiry, length: Layout.expirySize)
+                            out.storeBytes(of: expiration.rawValue.bigEndian, toByteOffset: data, as: UInt32.self)
                         }
                         if let priority = notification.priority {
-                            out.storeBytes(of: UInt8(5), toByteOffset: offset, as: UInt8.self)
-                            out.storeBytes(of: UInt16(1).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
-                            out.storeBytes(of: priority.rawValue, toByteOffset: offset + 3, as: UInt8.self)
+                            let data = item(.priority, length: Layout.prioritySize)
+                            out.storeBytes(of: priority.rawValue, toByteOffset: data, as: UInt8.self)
                         }
                     }
                 }

@@ -60,7 +60,7 @@ package final class Socket {
                     continue
                 }
                 let remaining = deadline - Monotonic.now()
-                guard remaining > 0, socket.wait(for: Int16(POLLOUT), timeout: remaining) else {
+                guard remaining > 0, socket.wait(for: .writable, timeout: remaining) else {
                     lastError = "timed out after \(formatSeconds(timeout))"
                     continue
                 }
@@ -83,14 +83,32 @@ package final class Socket {
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// Waits until the socket is ready for `events` (POLLIN/POLLOUT) or `timeout` seconds pass.
-    /// Returns true when ready (or hung up / in error, which the next read or write reports).
-    package func wait(for events: Int16, timeout: Double) -> Bool {
-        poll(events: events, timeout: timeout) != 0
+    /// Waits until the socket is ready for `events` or `timeout` seconds pass. Returns true when
+    /// ready (or hung up / in error, which the next read or write reports). This is the one
+    /// place a connection waits: every transport loop comes here.
+    package func wait(for events: Readiness, timeout: Double) -> Bool {
+        var wanted: Int16 = 0
+        if events.contains(.readable) { wanted |= Int16(POLLIN) }
+        if events.contains(.writable) { wanted |= Int16(POLLOUT) }
+        return poll(events: wanted, timeout: timeout) != 0
     }
 
-    /// Polls for `events` and returns what is ready (0 on timeout).
-    package func poll(events: Int16, timeout: Double) -> Int16 {
+    /// Reads and throws away raw bytes until the peer closes or `timeout` seconds pass (after a
+    /// TLS shutdown, so that closing does not reset the connection under unread data).
+    package func drain(for timeout: Double) {
+        let deadline = Monotonic.now() + timeout
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let remaining = deadline - Monotonic.now()
+            guard remaining > 0, wait(for: .readable, timeout: remaining) else { return }
+            let count = scratch.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 { continue }
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            return
+        }
+    }
+
+    private func poll(events: Int16, timeout: Double) -> Int16 {
         var descriptor = pollfd(fd: self.descriptor, events: events, revents: 0)
         let milliseconds =
             timeout.isInfinite ? -1 : Int32(Swift.max(0, Swift.min(timeout * 1000, 86_400_000)).rounded(.up))

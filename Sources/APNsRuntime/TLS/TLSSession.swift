@@ -11,16 +11,7 @@ internal import COpenSSL
 /// Reads and writes never block: they return ``IOResult/wantRead`` or ``IOResult/wantWrite``
 /// and the owner polls the socket. Failures come back as ``LegacyAPNsError`` values worded for
 /// people: an untrusted server, a refused client certificate, a reset.
-package final class TLSSession {
-    package enum IOResult: Equatable {
-        case done(Int)
-        case wantRead
-        case wantWrite
-        /// The peer closed the connection (close_notify or end of stream).
-        case closed
-        case failed(LegacyAPNsError)
-    }
-
+package final class TLSSession: Transport {
     package let socket: Socket
     let ssl: OpaquePointer
     private let context: TLSContext
@@ -113,15 +104,15 @@ package final class TLSSession {
             let result = step(ssl)
             if result == 1 { return }
             let code = SSL_get_error(ssl, result)
-            let events: Int16
+            let events: Readiness
             switch code {
-            case SSL_ERROR_WANT_READ: events = Int16(POLLIN)
-            case SSL_ERROR_WANT_WRITE: events = Int16(POLLOUT)
+            case SSL_ERROR_WANT_READ: events = .readable
+            case SSL_ERROR_WANT_WRITE: events = .writable
             default:
                 throw handshakeError(code: code, isClient: isClient)
             }
             let remaining = deadline - Monotonic.now()
-            guard remaining > 0, socket.wait(for: events, timeout: remaining) else {
+            guard remaining > 0, wait(for: events, timeout: remaining) else {
                 throw LegacyAPNsError(.timedOut, "TLS handshake with \(peer) timed out")
             }
         }
@@ -220,6 +211,11 @@ package final class TLSSession {
         }
     }
 
+    /// Waits for the socket (poll(2) lives in ``Socket``, nowhere else).
+    package func wait(for events: Readiness, timeout: Double) -> Bool {
+        socket.wait(for: events, timeout: timeout)
+    }
+
     /// Sends close_notify (best effort, never blocks) and closes the socket.
     package func close() {
         ERR_clear_error()
@@ -236,16 +232,7 @@ package final class TLSSession {
         _ = SSL_shutdown(ssl)
         ERR_clear_error()
         socket.shutdownWrite()
-        let deadline = Monotonic.now() + drainTimeout
-        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
-        drain: while true {
-            let remaining = deadline - Monotonic.now()
-            guard remaining > 0, socket.wait(for: Int16(POLLIN), timeout: remaining) else { break }
-            let count = scratch.withUnsafeMutableBytes { recv(socket.descriptor, $0.baseAddress, $0.count, 0) }
-            if count > 0 { continue }
-            if count < 0, errno == EINTR || errno == EAGAIN { continue }
-            break drain
-        }
+        socket.drain(for: drainTimeout)
         socket.close()
     }
 

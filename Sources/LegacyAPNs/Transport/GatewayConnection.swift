@@ -1,80 +1,103 @@
 import APNsCore
 import APNsCredentials
-internal import APNsRuntime
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+package import APNsRuntime
 
 /// The owner of one connection slot: a single thread that runs the ``DeliveryStateMachine``
-/// against real TLS connections.
+/// over the connections a ``GatewayDialer`` opens (TLS in production, an in-memory gateway in
+/// tests).
 ///
 /// It encodes frames into one reusable buffer and writes it in batches of
 /// ``PushClient/Configuration/writeBatchSize`` bytes (one TLS record each, many frames per
 /// syscall), and before every batch it reads whatever the gateway sent, without blocking, so an
-/// error response is seen as soon as it arrives and reading never stalls writing. Not `Sendable`:
-/// it lives and dies on its thread.
-final class GatewayConnection {
-    struct Settings: Sendable {
-        var endpoint: Endpoint
-        var context: TLSContext
+/// error response is seen as soon as it arrives and reading never stalls writing. It detects
+/// stalls (a gateway that takes no data), bounds the wait for the barrier's verdict, confirms
+/// what is in flight when the input pauses, and copes with partial writes. Not `Sendable`: it
+/// lives and dies on its thread.
+package final class GatewayConnection {
+    /// How the shell writes and waits.
+    package struct Settings: Sendable {
         var format: FrameFormat
         var encoder: FrameEncoder
-        var connectTimeout: Double
+        /// Seconds to wait for the answer to the confirmation barrier.
         var verdictTimeout: Double
+        /// Seconds the input may pause with notifications in flight before they are confirmed.
         var idleConfirmationDelay: Double
         var writeBatchSize: Int
+        /// Seconds a gateway may accept no data before the connection counts as dead.
         var stallTimeout: Double
+
+        package init(
+            format: FrameFormat, encoder: FrameEncoder, verdictTimeout: Double, idleConfirmationDelay: Double,
+            writeBatchSize: Int, stallTimeout: Double
+        ) {
+            self.format = format
+            self.encoder = encoder
+            self.verdictTimeout = verdictTimeout
+            self.idleConfirmationDelay = idleConfirmationDelay
+            self.writeBatchSize = Swift.max(64, writeBatchSize)
+            self.stallTimeout = stallTimeout
+        }
     }
+
+    /// Notifications taken from the shared input and not yet handed to the machine.
+    private struct TakenBatch {
+        var items: [(UInt64, PushNotification)] = []
+        var next = 0
+
+        var isEmpty: Bool { next == items.count }
+
+        mutating func pop() -> (UInt64, PushNotification)? {
+            guard next < items.count else { return nil }
+            defer { next += 1 }
+            return items[next]
+        }
+
+        mutating func reset() {
+            items.removeAll(keepingCapacity: true)
+            next = 0
+        }
+    }
+
+    /// Notifications taken from the shared input at a time.
+    static let takeBatchSize = 256
+    /// Seconds to wait for input per look, while watching the gateway for verdicts.
+    static let inputPollInterval = 0.02
 
     private let settings: Settings
     private let source: NotificationSource
+    private let dialer: any GatewayDialer
     private let events: (@Sendable (PushEvent) -> Void)?
     private var machine: DeliveryStateMachine
-    private var session: TLSSession? {
-        willSet {
-            // Keep the latest resumable session: reconnecting after an error response then costs no
-            // certificate signatures.
-            if let old = session, newValue !== old, let ticket = old.resumableTicket { self.ticket = ticket }
-        }
-    }
-    private var ticket: TLSTicket?
-    private let spare: SpareConnector
-    /// Whether this slot keeps a spare connection ready (once error responses made it reconnect).
-    private var usesSpares = false
-    /// Whether the current connection should order a spare once its session ticket has arrived.
-    private var spareWanted = false
-    private var barrierIdentifier: UInt32?
+    private var transport: (any Transport)?
     private var writer: ByteWriter
     private var decoder = FrameDecoder(configuration: .provider)
-    private var local: [(UInt64, PushNotification)] = []
-    private var localIndex = 0
+    private var taken = TakenBatch()
+    private var sourceIsFinished = false
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
 
-    init(
+    package init(
         slot: Int, settings: Settings, delivery: DeliveryStateMachine.Configuration, source: NotificationSource,
-        events: (@Sendable (PushEvent) -> Void)?
+        dialer: any GatewayDialer, events: (@Sendable (PushEvent) -> Void)?
     ) {
         self.settings = settings
         self.source = source
+        self.dialer = dialer
         self.events = events
         self.machine = DeliveryStateMachine(configuration: delivery, connection: slot)
         self.writer = ByteWriter(capacity: settings.writeBatchSize * 2)
-        self.spare = SpareConnector(
-            endpoint: settings.endpoint, context: settings.context, timeout: settings.connectTimeout)
-        local.reserveCapacity(256)
+        taken.items.reserveCapacity(Self.takeBatchSize)
     }
 
     deinit { readBuffer.deallocate() }
 
     /// Runs until every notification this slot took has a verdict.
-    func run() -> SendReport {
+    package func run() -> SendReport {
         while true {
             let action = machine.nextAction()
             publishEvents()
             switch action {
             case .connect(let delay):
-                Monotonic.sleep(delay)
+                Monotonic.sleep(delay.inSeconds)
                 open()
             case .writeNew:
                 guard let (position, notification) = nextInput() else { continue }
@@ -89,40 +112,25 @@ final class GatewayConnection {
                 FrameEncoder.encodeValidated(notification, as: settings.format, identifier: identifier, into: &writer)
                 if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
             case .writeBarrier(let identifier):
-                barrierIdentifier = identifier
-                Self.encodeBarrier(identifier, into: &writer)
+                ConfirmationBarrier.encode(identifier: identifier, into: &writer)
                 pump(flushAll: true)
             case .awaitVerdict:
                 pump(flushAll: true)
                 awaitVerdict()
             case .close:
-                session?.close()
-                session = nil
-                writer.clear()
+                closeTransport()
                 machine.closed(.unexpected(reason: "closed"))
             case .finished:
                 // Taken but never written (the slot stopped early): accounted, not lost.
-                while localIndex < local.count {
-                    let (position, notification) = local[localIndex]
+                while let (position, notification) = taken.pop() {
                     machine.abandoned(notification, position: position)
-                    localIndex += 1
                 }
                 publishEvents()
-                spare.stop()
+                dialer.stop()
                 if machine.report.failure != nil { source.stop() }
                 return machine.report
             }
         }
-    }
-
-    /// The confirmation barrier: an enhanced frame with token length 0 and payload length 0, which
-    /// every gateway answers with an error response (status 2) naming `identifier`.
-    static func encodeBarrier(_ identifier: UInt32, into writer: inout ByteWriter) {
-        writer.writeInteger(Command.enhanced.rawValue)
-        writer.writeInteger(identifier)
-        writer.writeInteger(UInt32(0))
-        writer.writeInteger(UInt16(0))
-        writer.writeInteger(UInt16(0))
     }
 
     private func publishEvents() {
@@ -133,45 +141,40 @@ final class GatewayConnection {
 
     private func open() {
         do {
-            if let ready = spare.take() {
-                session = ready
-            } else {
-                session = try TLSSession.connect(
-                    to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout, resuming: ticket
-                )
-            }
-            ticket = nil
-            spareWanted = usesSpares
-            barrierIdentifier = nil
+            transport = try dialer.connect()
             decoder = FrameDecoder(configuration: .provider)
             writer.clear()
             machine.connected()
-        } catch let error as LegacyAPNsError {
-            machine.connectFailed(error)
         } catch {
-            machine.connectFailed(LegacyAPNsError(.connectionFailed, "\(error)"))
+            machine.connectFailed(error)
         }
+    }
+
+    private func closeTransport() {
+        if let transport {
+            dialer.retire(transport)
+            transport.close()
+        }
+        transport = nil
+        writer.clear()
     }
 
     // MARK: - Input
 
-    /// The next notification from the shared input, or nil when there is none for now (the
-    /// machine has then been told: input finished, or stalled with a barrier due, or a verdict
-    /// or the end of the connection arrived while waiting).
+    /// The next notification from the shared input, or nil when there is none for now. The
+    /// machine has then been told why: the input finished, or it stalled and a barrier is due, or
+    /// a verdict or the end of the connection arrived while waiting.
     private func nextInput() -> (UInt64, PushNotification)? {
-        if localIndex < local.count {
-            defer { localIndex += 1 }
-            return local[localIndex]
-        }
-        if take(timeout: 0) { return nextInput() }
-        if sourceFinished { return nil }
+        if let next = taken.pop() { return next }
+        if take(timeout: 0), let next = taken.pop() { return next }
+        if sourceIsFinished { return nil }
         // The input is slow: let the gateway see what is buffered, and keep watching for its
         // verdicts while waiting. After a short idle period, confirm what is in flight.
         pump(flushAll: true)
         let stalledSince = Monotonic.now()
         while machine.isWriting {
-            if take(timeout: 0.02) { return nextInput() }
-            if sourceFinished { return nil }
+            if take(timeout: Self.inputPollInterval), let next = taken.pop() { return next }
+            if sourceIsFinished { return nil }
             guard readAvailable() else { return nil }
             if Monotonic.now() - stalledSince >= settings.idleConfirmationDelay, machine.inputStalled() {
                 return nil
@@ -180,17 +183,14 @@ final class GatewayConnection {
         return nil
     }
 
-    private var sourceFinished = false
-
-    /// Refills the local batch; false when nothing came (and tells the machine if nothing will).
+    /// Refills the taken batch; false when nothing came (and tells the machine if nothing will).
     private func take(timeout: Double) -> Bool {
-        local.removeAll(keepingCapacity: true)
-        localIndex = 0
-        switch source.take(into: &local, maximum: 256, timeout: timeout) {
+        taken.reset()
+        switch source.take(into: &taken.items, maximum: Self.takeBatchSize, timeout: timeout) {
         case .taken:
             return true
         case .finished:
-            sourceFinished = true
+            sourceIsFinished = true
             machine.inputFinished()
             return false
         case .empty:
@@ -198,41 +198,39 @@ final class GatewayConnection {
         }
     }
 
-    // MARK: - Socket work
+    // MARK: - Transport work
 
     /// Writes buffered frames: all of them (`flushAll`), or until less than one batch is left.
-    /// Reads what the gateway sent first, every time. Blocks in poll(2) only when the socket is
-    /// full, and then wakes for readability as well.
+    /// Reads what the gateway sent first, every time. Waits only when the gateway takes no more,
+    /// and then wakes for its answers as well.
     private func pump(flushAll: Bool) {
-        guard let session else {
+        guard let transport else {
             writer.clear()
             return
         }
         while true {
             guard readAvailable() else { return }
-            if spareWanted, let ticket = session.resumableTicket {
-                spareWanted = false
-                spare.prepare(resuming: ticket)
-            }
+            dialer.connectionInUse(transport)
             if writer.isEmpty || (!flushAll && writer.count < settings.writeBatchSize) { return }
             let result = writer.withUnsafeReadableBytes { bytes in
-                session.write(UnsafeRawBufferPointer(rebasing: bytes.prefix(settings.writeBatchSize)))
+                transport.write(UnsafeRawBufferPointer(rebasing: bytes.prefix(settings.writeBatchSize)))
             }
             switch result {
             case .done(let count):
                 writer.removeFirst(count)
             case .wantWrite, .wantRead:
-                let events = Int16(POLLIN) | (result == .wantWrite ? Int16(POLLOUT) : 0)
-                if session.socket.poll(events: events, timeout: settings.stallTimeout) == 0 {
+                let wanted: Readiness = result == .wantWrite ? [.readable, .writable] : .readable
+                if !transport.wait(for: wanted, timeout: settings.stallTimeout) {
                     connectionEnded(
                         LegacyAPNsError(
-                            .timedOut, "\(session.peer) accepted no data for \(formatSeconds(settings.stallTimeout))"))
+                            .timedOut, "\(transport.peer) accepted no data for \(formatSeconds(settings.stallTimeout))"
+                        ))
                     return
                 }
             case .closed:
                 // The error response may already be in the receive buffer: read before giving up.
                 if readAvailable() {
-                    connectionEnded(LegacyAPNsError(.connectionFailed, "\(session.peer) closed the connection"))
+                    connectionEnded(LegacyAPNsError(.connectionFailed, "\(transport.peer) closed the connection"))
                 }
                 return
             case .failed(let error):
@@ -245,25 +243,25 @@ final class GatewayConnection {
     /// Reads and handles everything the gateway has sent so far without blocking. Returns false
     /// when the connection is finished with (a verdict arrived, or it ended).
     private func readAvailable() -> Bool {
-        guard let session else { return false }
+        guard let transport else { return false }
         while true {
-            switch session.read(into: readBuffer) {
+            switch transport.read(into: readBuffer) {
             case .done(let count):
                 decoder.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
                 do {
                     while let frame = try decoder.next() {
-                        if case .errorResponse(let response) = frame {
-                            // Errors mean reconnects: from now on keep the next connection ready.
-                            if response.identifier != barrierIdentifier { usesSpares = true }
-                            machine.received(response)
-                            writer.clear()  // the gateway discards whatever follows anyway
-                            return false
-                        }
+                        guard case .errorResponse(let response) = frame else { continue }
+                        // Errors mean reconnects: from now on keep the next connection ready.
+                        if response.identifier != machine.pendingBarrier { dialer.expectReconnects() }
+                        machine.received(response)
+                        writer.clear()  // the gateway discards whatever follows anyway
+                        return false
                     }
                 } catch {
                     connectionEnded(
                         LegacyAPNsError(
-                            .connectionFailed, "\(session.peer) sent bytes that are not an error response (\(error))"))
+                            .connectionFailed, "\(transport.peer) sent bytes that are not an error response (\(error))",
+                            underlying: error))
                     return false
                 }
             case .wantRead, .wantWrite:
@@ -271,7 +269,7 @@ final class GatewayConnection {
             case .closed:
                 connectionEnded(
                     LegacyAPNsError(
-                        .connectionFailed, "\(session.peer) closed the connection without an error response"))
+                        .connectionFailed, "\(transport.peer) closed the connection without an error response"))
                 return false
             case .failed(let error):
                 connectionEnded(error)
@@ -283,22 +281,20 @@ final class GatewayConnection {
     /// Waits for the verdict on the barrier (or the end of the connection).
     private func awaitVerdict() {
         let deadline = Monotonic.now() + settings.verdictTimeout
-        while let session, readAvailable() {
+        while let transport, readAvailable() {
             let remaining = deadline - Monotonic.now()
             if remaining <= 0 {
                 machine.verdictTimedOut()
                 return
             }
-            _ = session.socket.wait(for: Int16(POLLIN), timeout: remaining)
+            _ = transport.wait(for: .readable, timeout: remaining)
         }
     }
 
     /// The connection ended without a verdict.
     private func connectionEnded(_ error: LegacyAPNsError) {
-        session?.close()
-        session = nil
-        writer.clear()
-        if error.code == .certificateRejected {
+        closeTransport()
+        if error.stopsSending {
             machine.closed(.certificateRejected(error))
         } else {
             machine.closed(.unexpected(reason: error.reason))

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-internal import APNsRuntime
+package import APNsRuntime
 
 /// The hand-over between the caller's (async) input and the connection threads.
 ///
@@ -8,7 +8,7 @@ internal import APNsRuntime
 /// stays bounded however long the input is. Connection threads take notifications in small
 /// batches and number them: the position (1-based, in input order) is the notification's identity
 /// for the whole send.
-final class NotificationSource: @unchecked Sendable {
+package final class NotificationSource: @unchecked Sendable {
     // @unchecked: all mutable state is guarded by `lock`.
 
     private let lock = ConditionLock()
@@ -21,13 +21,13 @@ final class NotificationSource: @unchecked Sendable {
     private var stopped = false
     private var spaceWaiter: CheckedContinuation<Void, Never>?
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = Swift.max(1, capacity)
     }
 
     /// Adds a batch; suspends while the queue is full. Returns false when taking has stopped (the
     /// producer should stop reading its input).
-    func push(_ batch: [PushNotification]) async -> Bool {
+    package func push(_ batch: [PushNotification]) async -> Bool {
         let accepted: Bool = lock.withLock {
             guard !stopped else { return false }
             batches.append(batch)
@@ -41,7 +41,7 @@ final class NotificationSource: @unchecked Sendable {
     /// Adds one notification, visible to the connection threads at once (an asynchronous input
     /// may pause after any element, so nothing waits for a batch to fill); suspends while the
     /// queue is full. Returns false when taking has stopped.
-    func push(_ notification: PushNotification) async -> Bool {
+    package func push(_ notification: PushNotification) async -> Bool {
         let accepted: Bool = lock.withLock {
             guard !stopped else { return false }
             if let last = batches.last, last.count < Self.batchSize {
@@ -74,10 +74,10 @@ final class NotificationSource: @unchecked Sendable {
     }
 
     /// Notifications per queued batch.
-    static let batchSize = 256
+    package static let batchSize = 256
 
     /// The producer has no more notifications.
-    func finish() {
+    package func finish() {
         lock.withLock {
             producerFinished = true
             lock.broadcast()
@@ -85,7 +85,7 @@ final class NotificationSource: @unchecked Sendable {
     }
 
     /// No more notifications will be taken (cancellation, or a fatal failure).
-    func stop() {
+    package func stop() {
         let waiter: CheckedContinuation<Void, Never>? = lock.withLock {
             stopped = true
             lock.broadcast()
@@ -95,7 +95,7 @@ final class NotificationSource: @unchecked Sendable {
         waiter?.resume()
     }
 
-    enum TakeResult {
+    package enum TakeResult {
         /// Some notifications were appended.
         case taken
         /// None are queued yet; try again later.
@@ -106,7 +106,7 @@ final class NotificationSource: @unchecked Sendable {
 
     /// Appends up to `maximum` notifications with their positions to `buffer`, waiting at most
     /// `timeout` seconds for some to arrive.
-    func take(into buffer: inout [(UInt64, PushNotification)], maximum: Int, timeout: Double) -> TakeResult {
+    package func take(into buffer: inout [(UInt64, PushNotification)], maximum: Int, timeout: Double) -> TakeResult {
         var waiter: CheckedContinuation<Void, Never>?
         let result: TakeResult = lock.withLock {
             if queued == 0, !producerFinished, !stopped, timeout > 0 {
@@ -141,7 +141,7 @@ final class NotificationSource: @unchecked Sendable {
     }
 
     /// Notifications pushed but never taken (after a stop), with the positions they would have had.
-    func untaken() -> [(UInt64, PushNotification)] {
+    package func untaken() -> [(UInt64, PushNotification)] {
         lock.withLock {
             var result: [(UInt64, PushNotification)] = []
             while let first = batches.first {

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-internal import APNsRuntime
+package import APNsRuntime
 
 /// Sends notifications over the legacy binary interface, and accounts for every one.
 ///
@@ -35,18 +35,18 @@ public struct PushClient: Sendable {
         public var connections: Int = 1
         /// Cache size, retry limit and reconnect policy, per connection.
         public var delivery = DeliveryStateMachine.Configuration()
-        /// Seconds to establish TCP and TLS.
-        public var connectTimeout: Double = 10
-        /// Seconds to wait for the answer to the confirmation barrier.
-        public var verdictTimeout: Double = 10
-        /// When the input pauses this many seconds with notifications in flight, confirm them (one
+        /// Time to establish TCP and TLS.
+        public var connectTimeout: Duration = .seconds(10)
+        /// Time to wait for the answer to the confirmation barrier.
+        public var verdictTimeout: Duration = .seconds(10)
+        /// When the input pauses this long with notifications in flight, confirm them (one
         /// barrier, then a new connection when more arrive) rather than leave them unconfirmed.
-        /// Smaller values confirm sooner; larger ones reconnect less often for trickling input.
-        public var idleConfirmationDelay: Double = 1
+        /// Shorter confirms sooner; longer reconnects less often for trickling input.
+        public var idleConfirmationDelay: Duration = .seconds(1)
         /// Bytes per TLS write (at most one TLS record's 16 KiB is useful).
         public var writeBatchSize: Int = 16 * 1024
-        /// Seconds a gateway may accept no data before the connection counts as dead.
-        public var stallTimeout: Double = 30
+        /// Time a gateway may accept no data before the connection counts as dead.
+        public var stallTimeout: Duration = .seconds(30)
 
         /// Creates a configuration with the documented defaults for everything else.
         public init(gateway: Gateway, tls: TLSConfiguration) {
@@ -130,17 +130,20 @@ public struct PushClient: Sendable {
         let source = NotificationSource(capacity: 8192)
         let collector = ReportCollector(expected: Swift.max(1, configuration.connections))
         let settings = GatewayConnection.Settings(
-            endpoint: configuration.gateway.endpoint, context: context, format: configuration.format,
-            encoder: FrameEncoder(maximumPayloadSize: configuration.maximumPayloadSize),
-            connectTimeout: configuration.connectTimeout, verdictTimeout: configuration.verdictTimeout,
-            idleConfirmationDelay: configuration.idleConfirmationDelay,
-            writeBatchSize: Swift.max(64, configuration.writeBatchSize), stallTimeout: configuration.stallTimeout)
+            format: configuration.format, encoder: FrameEncoder(maximumPayloadSize: configuration.maximumPayloadSize),
+            verdictTimeout: configuration.verdictTimeout.inSeconds,
+            idleConfirmationDelay: configuration.idleConfirmationDelay.inSeconds,
+            writeBatchSize: configuration.writeBatchSize, stallTimeout: configuration.stallTimeout.inSeconds)
+        let endpoint = configuration.gateway.endpoint
+        let connectTimeout = configuration.connectTimeout.inSeconds
+        let context = self.context
         for slot in 0..<Swift.max(1, configuration.connections) {
             let delivery = configuration.delivery
             let events = self.events
             OSThread.start(name: "apns-\(slot)") {
                 let connection = GatewayConnection(
-                    slot: slot, settings: settings, delivery: delivery, source: source, events: events)
+                    slot: slot, settings: settings, delivery: delivery, source: source,
+                    dialer: TLSDialer(endpoint: endpoint, context: context, timeout: connectTimeout), events: events)
                 collector.add(connection.run())
             }
         }

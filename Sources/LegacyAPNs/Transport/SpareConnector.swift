@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-internal import APNsRuntime
+package import APNsRuntime
 
 /// Prepares a connection slot's next TLS connection on a helper thread while the current one
 /// works, so that reconnecting after an error response does not stall the slot for a handshake.
@@ -24,6 +24,7 @@ final class SpareConnector: @unchecked Sendable {
     private var request: TLSTicket??
     private var ready: (session: TLSSession, since: Double)?
     private var helperStarted = false
+    private var helperRunning = false
     private var busy = false
     private var stopped = false
 
@@ -39,7 +40,10 @@ final class SpareConnector: @unchecked Sendable {
             guard !stopped, ready == nil, !busy, request == nil else { return false }
             request = .some(ticket)
             lock.broadcast()
-            defer { helperStarted = true }
+            defer {
+                if !helperStarted { helperRunning = true }
+                helperStarted = true
+            }
             return !helperStarted
         }
         if start { OSThread.start(name: "apns-spare") { self.helperLoop() } }
@@ -60,11 +64,13 @@ final class SpareConnector: @unchecked Sendable {
         return session
     }
 
-    /// Closes any spare and ends the helper thread.
+    /// Closes any spare and ends the helper thread, waiting for a connection attempt in progress
+    /// (bounded by the connect timeout), so that nothing of the send runs once it has returned.
     func stop() {
         let spare: TLSSession? = lock.withLock {
             stopped = true
             lock.broadcast()
+            while helperRunning { _ = lock.wait(timeout: 0.05) }
             defer { ready = nil }
             return ready?.session
         }
@@ -83,6 +89,12 @@ final class SpareConnector: @unchecked Sendable {
     }
 
     private func helperLoop() {
+        defer {
+            lock.withLock {
+                helperRunning = false
+                lock.broadcast()
+            }
+        }
         while true {
             let ticket: TLSTicket?? = lock.withLock {
                 while request == nil, !stopped { _ = lock.wait(timeout: 1) }

@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 
 /// Parses a command line against a ``CommandSpec``.
 ///

@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 
 /// The declarative description of one subcommand. The same table drives parsing and `--help`,
 /// so the two cannot drift apart.
@@ -82,6 +82,8 @@ struct ExitStatus: Hashable, Sendable {
     static let usage = ExitStatus(code: 2)
     /// Connection or TLS failure that retries could not overcome.
     static let connection = ExitStatus(code: 3)
+    /// Interrupted by SIGINT or SIGTERM (128 + SIGINT, as shells report it).
+    static let interrupted = ExitStatus(code: 130)
 }
 
 /// An error the CLI reports as one `legacy-push: error:` line with a given exit status.

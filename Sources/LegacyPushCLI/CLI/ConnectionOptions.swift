@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 import LegacyAPNs
 
 /// `--sandbox`, `--gateway`/`--feedback`, `--ca-file`: where to connect and whom to trust.

@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 
 /// Renders `--help` in swift-argument-parser's layout: OVERVIEW, USAGE, ARGUMENTS, OPTIONS,
 /// SUBCOMMANDS.

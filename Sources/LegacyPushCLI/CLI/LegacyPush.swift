@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 import LegacyAPNs
 
 #if canImport(Glibc)
@@ -67,12 +67,12 @@ enum LegacyPush {
         return status.code
     }
 
+    /// The exit status of `cli-contract.md` for an error, from its one classification.
     static func exitStatus(for error: LegacyAPNsError) -> ExitStatus {
-        switch error.code {
-        case .serverUntrusted, .certificateRejected, .handshakeFailed, .connectionFailed, .timedOut:
-            .connection
-        default:
-            .usage
+        switch error.category {
+        case .connection: .connection
+        case .input, .configuration: .usage
+        case .cancelled: .interrupted
         }
     }
 
@@ -122,6 +122,9 @@ public enum CommandLineTool {
     /// and exits the process with the status of `cli-contract.md`.
     public static func main(_ arguments: [String]) async -> Never {
         let status = await LegacyPush.main(Array(arguments.dropFirst()), console: Console())
-        exit(status)
+        // Everything was written (the console writes with write(2) and has flushed). `_exit`
+        // skips the atexit handlers: OpenSSL's and the runtime's teardown must not race a thread
+        // that is still unwinding (a connection thread handing over its report, say).
+        _exit(status)
     }
 }

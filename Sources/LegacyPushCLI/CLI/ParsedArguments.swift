@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 import LegacyAPNs
 
 /// The result of parsing one command line against a ``CommandSpec``, with typed accessors that

@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 import Dispatch
 import Synchronization
 

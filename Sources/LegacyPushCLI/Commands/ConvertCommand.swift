@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 import LegacyAPNs
 
 /// `legacy-push convert`: PKCS#12 to PEM and back, DER `.cer` to PEM, legacy or modern encryption.

@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 import FeedbackClient
 import GatewaySimulator
 import LegacyAPNs
@@ -81,7 +81,7 @@ enum DemoCommand {
         var configuration = PushClient.Configuration(
             gateway: .custom(host: endpoints.gateway.host, port: endpoints.gateway.port),
             tls: TLSConfiguration(identity: identity, trust: .certificates(ca)))
-        configuration.idleConfirmationDelay = 0.05
+        configuration.idleConfirmationDelay = .milliseconds(50)
         let narration = Mutex<[String]>([])
         let client = try PushClient(configuration: configuration) { event in
             if let line = narrate(event) { narration.withLock { $0.append(line) } }

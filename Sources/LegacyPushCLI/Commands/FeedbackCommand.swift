@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 import Dispatch
 import FeedbackClient
 import LegacyAPNs
@@ -84,8 +84,8 @@ enum FeedbackCommand {
 
         var configuration = FeedbackReader.Configuration(
             service: service, tls: TLSConfiguration(identity: identity, trust: trust))
-        configuration.connectTimeout = timeout
-        configuration.idleTimeout = timeout
+        configuration.connectTimeout = .seconds(fractional: timeout)
+        configuration.idleTimeout = .seconds(fractional: timeout)
         let reader = try FeedbackReader(configuration: configuration)
         // Opened before connecting: a file we cannot write must not cost the service's list.
         let save = try arguments.value("save").map { try SaveFile(path: $0) }

@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 import LegacyAPNs
 
 /// `legacy-push frame encode` and `legacy-push frame decode`: byte-level work on frames.

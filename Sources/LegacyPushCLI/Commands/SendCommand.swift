@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 import LegacyAPNs
 import Synchronization
 
@@ -89,8 +89,8 @@ enum SendCommand {
         configuration.format = format
         configuration.maximumPayloadSize = maximumPayload
         configuration.connections = connections
-        configuration.connectTimeout = timeout
-        configuration.verdictTimeout = timeout
+        configuration.connectTimeout = .seconds(fractional: timeout)
+        configuration.verdictTimeout = .seconds(fractional: timeout)
         configuration.delivery = DeliveryStateMachine.Configuration(
             cacheCapacity: cache, reconnect: ReconnectPolicy(maximumConsecutiveFailures: retries))
 

@@ -1,4 +1,4 @@
-internal import APNsRuntime
+package import APNsRuntime
 import FeedbackClient
 import Foundation
 import GatewaySimulator
@@ -81,7 +81,7 @@ enum ServeCommand {
         configuration.feedbackPort = feedbackPort
         configuration.maximumPayloadSize = maximumPayload
         configuration.maximumConnections = maximumConnections
-        configuration.idleTimeout = idleTimeout
+        configuration.idleTimeout = .seconds(fractional: idleTimeout)
         configuration.maximumTLSVersion = newestTLS
         configuration.faults = faults
         configuration.feedback = feedback
@@ -162,7 +162,7 @@ enum ServeCommand {
         }
         faults.closeAfter = try arguments.integer("close-after", in: 1...Int.max)
         faults.shutdownAfter = try arguments.integer("shutdown-after", in: 1...Int.max)
-        faults.errorResponseDelay = try arguments.seconds("error-delay") ?? 0
+        faults.errorResponseDelay = .seconds(fractional: try arguments.seconds("error-delay") ?? 0)
         faults.splitErrorResponses = arguments.flag("split-errors")
         return faults
     }

@@ -52,7 +52,7 @@ import Testing
         var machine = DeliveryStateMachine(
             configuration: .init(
                 cacheCapacity: capacity, maximumAttempts: 4,
-                reconnect: ReconnectPolicy(initialDelay: 0.01, maximumConsecutiveFailures: 1000)))
+                reconnect: ReconnectPolicy(initialDelay: .milliseconds(10), maximumConsecutiveFailures: 1000)))
         var delivered = [Int](repeating: 0, count: count + 1)
         let bad = Set(stride(from: faults.badEvery, through: count, by: max(1, faults.badEvery)).map { $0 })
         var connection = ModelConnection()

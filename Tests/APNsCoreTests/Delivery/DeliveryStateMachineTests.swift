@@ -20,12 +20,14 @@ import Testing
             configuration: .init(
                 cacheCapacity: capacity, maximumAttempts: attempts,
                 reconnect: ReconnectPolicy(
-                    initialDelay: 0.1, multiplier: 2, maximumDelay: 1, maximumConsecutiveFailures: failures)))
+                    initialDelay: .milliseconds(100), multiplier: 2, maximumDelay: .seconds(1),
+                    maximumConsecutiveFailures: failures)))
     }
 
     /// Connects and writes positions `range` as new notifications.
-    static func connectAndWrite(_ machine: inout DeliveryStateMachine, _ range: ClosedRange<UInt64>, delay: Double = 0)
-    {
+    static func connectAndWrite(
+        _ machine: inout DeliveryStateMachine, _ range: ClosedRange<UInt64>, delay: Duration = .zero
+    ) {
         machine.expectNext(.connect(delay: delay))
         machine.connected()
         write(&machine, range)
@@ -91,7 +93,7 @@ import Testing
         #expect(machine.resendQueueCount == 7)
         machine.expectNext(.close)
         machine.closed(.unexpected(reason: "eof"))
-        #expect(machine.nextAction() == .connect(delay: 0))  // an error response is not a failure
+        #expect(machine.nextAction() == .connect(delay: .zero))  // an error response is not a failure
         machine.connected()
         Self.expectResends(&machine, Array(4...10))
         machine.inputFinished()
@@ -144,7 +146,7 @@ import Testing
         machine.received(ErrorResponse(status: .shutdown, identifier: 4))
         machine.expectNext(.close)
         machine.closed(.unexpected(reason: "eof"))
-        machine.expectNext(.connect(delay: 0))
+        machine.expectNext(.connect(delay: .zero))
         machine.connected()
         Self.expectResends(&machine, [5, 6])
         Self.confirm(&machine, highest: 6)
@@ -168,7 +170,7 @@ import Testing
         #expect(machine.resendQueueCount == 4)
         machine.expectNext(.close)
         machine.closed(.unexpected(reason: "eof"))
-        #expect(machine.nextAction() == .connect(delay: 0.1))  // counted as a failure
+        #expect(machine.nextAction() == .connect(delay: .milliseconds(100)))  // counted as a failure
         machine.connected()
         Self.expectResends(&machine, [1, 2])  // the window halved to 2
         #expect(machine.report.possibleDuplicates == 2)
@@ -180,14 +182,14 @@ import Testing
         machine.closed(.unexpected(reason: "connection reset by peer"))
         #expect(machine.resendQueueCount == 8)
         #expect(machine.currentWindow == 4)
-        machine.expectNext(.connect(delay: 0.1))
+        machine.expectNext(.connect(delay: .milliseconds(100)))
         machine.connected()
         Self.expectResends(&machine, [1, 2, 3, 4])
         // Window full: confirm before writing more.
         Self.confirm(&machine, highest: 8)
         #expect(machine.report.accepted == 4)
         #expect(machine.currentWindow == 64)  // grows fourfold, at least to the minimum
-        #expect(machine.nextAction() == .connect(delay: 0))  // progress resets the backoff
+        #expect(machine.nextAction() == .connect(delay: .zero))  // progress resets the backoff
         machine.connected()
         Self.expectResends(&machine, [5, 6, 7, 8])
         machine.inputFinished()
@@ -202,7 +204,7 @@ import Testing
         var machine = Self.machine()
         Self.connectAndWrite(&machine, 1...4)
         machine.closed(.unexpected(reason: "reset"))
-        machine.expectNext(.connect(delay: 0.1))
+        machine.expectNext(.connect(delay: .milliseconds(100)))
         machine.connected()
         Self.expectResends(&machine, [1, 2])
         machine.received(ErrorResponse(status: .invalidToken, identifier: 2))
@@ -215,13 +217,13 @@ import Testing
         Self.connectAndWrite(&machine, 1...2)
         machine.inputFinished()
         machine.closed(.unexpected(reason: "eof"))
-        machine.expectNext(.connect(delay: 0.1))
+        machine.expectNext(.connect(delay: .milliseconds(100)))
         machine.connected()
         Self.expectResends(&machine, [1])
         machine.closed(.unexpected(reason: "eof"))  // #1 now lost its connection twice
         #expect(machine.report.unconfirmed.map(\.position) == [1])
         #expect(machine.report.unconfirmed.first?.wasWritten == true)
-        machine.expectNext(.connect(delay: 0.2))
+        machine.expectNext(.connect(delay: .milliseconds(200)))
         machine.connected()
         Self.expectResends(&machine, [2])
         Self.confirm(&machine, highest: 2)
@@ -256,7 +258,7 @@ import Testing
         #expect(machine.currentWindow == 202)
         machine.expectNext(.close)
         machine.closed(.unexpected(reason: "eof"))
-        machine.expectNext(.connect(delay: 0))
+        machine.expectNext(.connect(delay: .zero))
         machine.connected()
         Self.expectResends(&machine, Array(102...303))
         // Window full: confirm the 202 before writing more; the window then grows fourfold.
@@ -264,7 +266,7 @@ import Testing
         #expect(machine.report.accepted == 302)
         #expect(machine.currentWindow == 808)
         // An error on the very first frame keeps a minimum window.
-        machine.expectNext(.connect(delay: 0))
+        machine.expectNext(.connect(delay: .zero))
         machine.connected()
         Self.expectResends(&machine, [304])
         machine.received(ErrorResponse(status: .invalidToken, identifier: 304))
@@ -289,7 +291,7 @@ import Testing
         machine.received(ErrorResponse(status: .processingError, identifier: 1))
         machine.expectNext(.close)
         machine.closed(.unexpected(reason: "eof"))
-        machine.expectNext(.connect(delay: 0))
+        machine.expectNext(.connect(delay: .zero))
         machine.connected()
         Self.expectResends(&machine, [1, 2])
         machine.received(ErrorResponse(status: .processingError, identifier: 1))
@@ -297,7 +299,7 @@ import Testing
         #expect(machine.report.rejected.map(\.status) == [.processingError])
         machine.expectNext(.close)
         machine.closed(.unexpected(reason: "eof"))
-        machine.expectNext(.connect(delay: 0))
+        machine.expectNext(.connect(delay: .zero))
         machine.connected()
         Self.expectResends(&machine, [2])
         Self.confirm(&machine, highest: 2)
@@ -307,7 +309,7 @@ import Testing
 
     @Test func aRefusedCertificateStopsAtOnce() {
         var machine = Self.machine()
-        machine.expectNext(.connect(delay: 0))
+        machine.expectNext(.connect(delay: .zero))
         let error = LegacyAPNsError(.certificateRejected, "the gateway refused the client certificate")
         machine.connectFailed(error)
         machine.expectNext(.finished)
@@ -328,12 +330,12 @@ import Testing
 
     @Test func connectFailuresBackOffExponentiallyThenGiveUp() {
         var machine = Self.machine(failures: 3)
-        var delays: [Double] = []
+        var delays: [Duration] = []
         while case .connect(let delay) = machine.nextAction() {
             delays.append(delay)
             machine.connectFailed(LegacyAPNsError(.connectionFailed, "connection refused"))
         }
-        #expect(delays == [0, 0.1, 0.2])
+        #expect(delays == [.zero, .milliseconds(100), .milliseconds(200)])
         #expect(machine.report.failure?.code == .connectionFailed)
         #expect(machine.report.failure?.reason == "connection refused (gave up after 3 attempts in a row)")
         machine.expectNext(.finished)
@@ -341,7 +343,7 @@ import Testing
 
     @Test func wireIdentifiersWrapAroundWithoutConfusion() {
         var machine = Self.machine()
-        machine.expectNext(.connect(delay: 0))
+        machine.expectNext(.connect(delay: .zero))
         machine.connected()
         let start: UInt64 = 0xFFFF_FFFE
         Self.write(&machine, start...(start + 4))  // wire ids FFFFFFFE, FFFFFFFF, 0, 1, 2
@@ -353,7 +355,7 @@ import Testing
 
     @Test func duplicateAndZeroCallerIdentifiersDoNotBreakResend() {
         var machine = Self.machine()
-        machine.expectNext(.connect(delay: 0))
+        machine.expectNext(.connect(delay: .zero))
         machine.connected()
         for position in UInt64(1)...4 {
             machine.expectNext(.writeNew)
@@ -387,7 +389,7 @@ import Testing
         machine.expectNext(.close)
         machine.closed(.unexpected(reason: "closed by client"))
         #expect(machine.resendQueueCount == 2)
-        machine.expectNext(.connect(delay: 0.1))
+        machine.expectNext(.connect(delay: .milliseconds(100)))
     }
 }
 

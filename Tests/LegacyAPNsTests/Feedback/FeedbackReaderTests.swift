@@ -187,7 +187,7 @@ import Testing
     @Test func silentServiceTimesOut() async throws {
         let server = try RawFeedbackServer(bytes: FeedbackSamples.encode(FeedbackSamples.records(1)), ending: .holdOpen)
         defer { server.stop() }
-        let result = try await FeedbackSamples.reader(server.service) { $0.idleTimeout = 0.3 }.read()
+        let result = try await FeedbackSamples.reader(server.service) { $0.idleTimeout = .milliseconds(300) }.read()
         #expect(result.records == FeedbackSamples.records(1))
         #expect(result.failure?.code == .timedOut)
     }
@@ -195,7 +195,7 @@ import Testing
     @Test func cancellingTheTaskEndsTheRead() async throws {
         let server = try RawFeedbackServer(bytes: FeedbackSamples.encode(FeedbackSamples.records(1)), ending: .holdOpen)
         defer { server.stop() }
-        let reader = try FeedbackSamples.reader(server.service) { $0.idleTimeout = 60 }
+        let reader = try FeedbackSamples.reader(server.service) { $0.idleTimeout = .seconds(60) }
         let saw = AsyncGate()
         let task = Task {
             await reader.read { _ in saw.open() }

@@ -11,8 +11,8 @@ extension FeedbackSamples {
     ) throws -> FeedbackReader {
         var configuration = FeedbackReader.Configuration(
             service: service, tls: TLSConfiguration(identity: identity, trust: .certificates(trust)))
-        configuration.connectTimeout = 5
-        configuration.idleTimeout = 10
+        configuration.connectTimeout = .seconds(5)
+        configuration.idleTimeout = .seconds(10)
         configure(&configuration)
         return try FeedbackReader(configuration: configuration)
     }

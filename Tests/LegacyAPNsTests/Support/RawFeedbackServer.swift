@@ -40,8 +40,8 @@ final class RawFeedbackServer: Sendable {
                     }
                     switch result {
                     case .done(let count): sent += count
-                    case .wantWrite: _ = session.socket.wait(for: 4, timeout: 5)  // POLLOUT
-                    case .wantRead: _ = session.socket.wait(for: 1, timeout: 5)  // POLLIN
+                    case .wantWrite: _ = session.wait(for: .writable, timeout: 5)
+                    case .wantRead: _ = session.wait(for: .readable, timeout: 5)
                     case .closed, .failed: break writing
                     }
                 }
@@ -49,7 +49,7 @@ final class RawFeedbackServer: Sendable {
             }
             if case .holdOpen = ending {
                 // Until the client goes away (its FIN makes the socket readable) or stop().
-                while !stopped.get(), !session.socket.wait(for: 1, timeout: 0.05) {}
+                while !stopped.get(), !session.wait(for: .readable, timeout: 0.05) {}
             }
             session.closeGently(drainTimeout: 1)
         }

@@ -29,7 +29,7 @@ struct TestGateway {
         configuration.faults = faults
         configuration.feedback = feedback
         configuration.maximumPayloadSize = maximumPayloadSize
-        configuration.drainTimeout = 2
+        configuration.drainTimeout = .seconds(2)
         let recorder = MemoryRecorder()
         let events = Locked<[SimulatorEvent]>([])
         configuration.recorder = recorder
@@ -49,10 +49,11 @@ struct TestGateway {
         configuration.delivery = DeliveryStateMachine.Configuration(
             cacheCapacity: 100_000, maximumAttempts: 3,
             reconnect: ReconnectPolicy(
-                initialDelay: 0.01, multiplier: 2, maximumDelay: 0.1, maximumConsecutiveFailures: 4))
-        configuration.connectTimeout = 5
-        configuration.verdictTimeout = 5
-        configuration.idleConfirmationDelay = 0.05
+                initialDelay: .milliseconds(10), multiplier: 2, maximumDelay: .milliseconds(100),
+                maximumConsecutiveFailures: 4))
+        configuration.connectTimeout = .seconds(5)
+        configuration.verdictTimeout = .seconds(5)
+        configuration.idleConfirmationDelay = .milliseconds(50)
         return configuration
     }
 
@@ -67,7 +68,7 @@ struct TestGateway {
         while bad.count < count { bad.insert(Int(generator.next() % UInt64(range)) + 1) }
         var faults = SimulatorFaults()
         for index in bad { faults.failingTokens[notification(index).token] = .invalidToken }
-        faults.errorResponseDelay = 0.05
+        faults.errorResponseDelay = .milliseconds(50)
         return (try TestGateway(faults: faults), bad)
     }
 

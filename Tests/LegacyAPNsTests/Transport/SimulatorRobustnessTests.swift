@@ -27,7 +27,7 @@ import Testing
             let result = bytes.withUnsafeBytes { session.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
             switch result {
             case .done(let count): offset += count
-            case .wantRead, .wantWrite: _ = session.socket.wait(for: Int16(POLLOUT | POLLIN), timeout: 1)
+            case .wantRead, .wantWrite: _ = session.wait(for: [.readable, .writable], timeout: 1)
             case .closed, .failed: offset = bytes.count
             }
         }
@@ -42,7 +42,7 @@ import Testing
         while Monotonic.now() < deadline {
             switch session.read(into: buffer) {
             case .done(let count): received += buffer[0..<count]
-            case .wantRead, .wantWrite: _ = session.socket.wait(for: Int16(POLLIN), timeout: 0.2)
+            case .wantRead, .wantWrite: _ = session.wait(for: .readable, timeout: 0.2)
             case .closed, .failed: return received
             }
         }
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func aClientStalledMidFrameIsDroppedAfterTheIdleTimeoutWhileOthersAreServed() async throws {
-        let gateway = try TestGateway { $0.idleTimeout = 0.5 }
+        let gateway = try TestGateway { $0.idleTimeout = .milliseconds(500) }
         defer { gateway.stop() }
         let stalled = try Self.tlsConnection(gateway)
         let half = Array(FrameFixtures.notifications[1].bin.prefix(20))
@@ -97,7 +97,7 @@ import Testing
         [UInt8](),  // connect and hang up
     ])
     func aBrokenHandshakeDoesNotDisturbOthers(_ bytes: [UInt8]) async throws {
-        let gateway = try TestGateway { $0.handshakeTimeout = 1 }
+        let gateway = try TestGateway { $0.handshakeTimeout = .seconds(1) }
         defer { gateway.stop() }
         let socket = try Socket.connect(host: "127.0.0.1", port: gateway.endpoints.gateway.port, timeout: 5)
         if !bytes.isEmpty { _ = bytes.withUnsafeBytes { send(socket.descriptor, $0.baseAddress, $0.count, 0) } }

@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func aSpareTheGatewayClosedIsNotUsed() throws {
-        let gateway = try TestGateway { $0.idleTimeout = 0.2 }
+        let gateway = try TestGateway { $0.idleTimeout = .milliseconds(200) }
         defer { gateway.stop() }
         let spare = try Self.connector(gateway)
         defer { spare.stop() }
