@@ -283,11 +283,10 @@ package final class GatewayConnection {
         let deadline = Monotonic.now() + settings.verdictTimeout
         while let transport, readAvailable() {
             let remaining = deadline - Monotonic.now()
-            if remaining <= 0 {
+            if remaining <= 0 || !transport.wait(for: .readable, timeout: remaining) {
                 machine.verdictTimedOut()
                 return
             }
-            _ = transport.wait(for: .readable, timeout: remaining)
         }
     }
 

@@ -150,34 +150,8 @@ import Testing
     }
 
     static func checkLedger(_ outcome: Outcome, count: Int, sourceLocation: SourceLocation = #_sourceLocation) {
-        let report = outcome.report
-        #expect(report.sent == count, sourceLocation: sourceLocation)
-        let rejected = Set(report.rejected.map { Int($0.position) })
-        let mayHaveBeenDelivered = Set(report.rejected.filter(\.mayHaveBeenDelivered).map { Int($0.position) })
-        let unconfirmed = Set(report.unconfirmed.map { Int($0.position) })
-        #expect(
-            rejected.count == report.rejected.count, "a notification was rejected twice", sourceLocation: sourceLocation
-        )
-        #expect(unconfirmed.count == report.unconfirmed.count, sourceLocation: sourceLocation)
-        #expect(rejected.isDisjoint(with: unconfirmed), sourceLocation: sourceLocation)
-        #expect(report.accepted + rejected.count + unconfirmed.count == count, sourceLocation: sourceLocation)
-        var extra = 0
-        for position in 1...count {
-            let times = outcome.delivered[position]
-            if rejected.contains(position) {
-                // Deliveries by connections that closed silently are allowed (and counted below).
-                #expect(
-                    mayHaveBeenDelivered.contains(position) || times == 0, "rejected #\(position) was delivered",
-                    sourceLocation: sourceLocation)
-            } else if !unconfirmed.contains(position) {
-                #expect(times >= 1, "accepted #\(position) was lost", sourceLocation: sourceLocation)
-            }
-            extra += max(0, times - 1)
-        }
-        #expect(extra <= report.possibleDuplicates, "silent duplicates", sourceLocation: sourceLocation)
-        for position in outcome.badPositions {
-            #expect(rejected.contains(position) || unconfirmed.contains(position), sourceLocation: sourceLocation)
-        }
+        DeliveryLedger(delivered: outcome.delivered, badPositions: outcome.badPositions)
+            .check(outcome.report, count: count, sourceLocation: sourceLocation)
     }
 
     @Test func rejectionsWithDelayedResponsesLoseAndDuplicateNothing() {
