@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// The owner of one connection slot: a single thread that runs the ``DeliveryStateMachine``
 /// over the connections a ``GatewayDialer`` opens (TLS in production, an in-memory gateway in
