@@ -195,4 +195,8 @@ p12 universal-nomac.p12 universal.pem universal.key $PASS -nomac
 
 printf '%s\n' "$PASS" > passphrase.txt
 rm -f ./*.srl
+
+# --- APNs token-signing keys (.p8) ----------------------------------------------------------------
+# In their own script (also runnable alone); run here because the rm above removed the .pub.pem.
+./regenerate-keys.sh
 echo "regenerated $(ls | wc -l) files in $(pwd)"

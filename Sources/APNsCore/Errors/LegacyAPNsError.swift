@@ -38,6 +38,9 @@ public struct LegacyAPNsError: Error, Hashable, Sendable, CustomStringConvertibl
         /// Credentials protected with an algorithm this OpenSSL cannot use (RC2-40 PKCS#12 files
         /// when OpenSSL's `legacy` provider is not installed).
         public static let unsupportedCredentials = Code(rawValue: "unsupportedCredentials")
+        /// A key of a kind this use does not take: APNs signing keys (`.p8`) are unencrypted EC
+        /// P-256 keys, so an RSA, Ed25519 or P-384 key, or an encrypted one, is refused with this.
+        public static let unsupportedKey = Code(rawValue: "unsupportedKey")
         /// The TLS layer could not be set up (a context, a CA file).
         public static let tlsConfiguration = Code(rawValue: "tlsConfiguration")
         /// The server's certificate or host name did not verify.
