@@ -197,6 +197,7 @@ printf '%s\n' "$PASS" > passphrase.txt
 rm -f ./*.srl
 
 # --- APNs token-signing keys (.p8) ----------------------------------------------------------------
-# In their own script (also runnable alone); run here because the rm above removed the .pub.pem.
+# In their own script (also runnable alone), run here because the rm at the top also removed
+# AuthKey_ABC123DEFG.pub.pem with the other *.pem files.
 ./regenerate-keys.sh
 echo "regenerated $(ls | wc -l) files in $(pwd)"
