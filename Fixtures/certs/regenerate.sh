@@ -195,4 +195,9 @@ p12 universal-nomac.p12 universal.pem universal.key $PASS -nomac
 
 printf '%s\n' "$PASS" > passphrase.txt
 rm -f ./*.srl
+
+# --- APNs token-signing keys (.p8) ----------------------------------------------------------------
+# In their own script (also runnable alone), run here because the rm at the top also removed
+# AuthKey_ABC123DEFG.pub.pem with the other *.pem files.
+./regenerate-keys.sh
 echo "regenerated $(ls | wc -l) files in $(pwd)"

@@ -207,7 +207,8 @@ public final class Certificate: @unchecked Sendable {
     /// SHA-1 over ``derRepresentation`` (20 bytes): the "thumbprint" Keychain and Windows show.
     public var sha1Fingerprint: [UInt8] { Self.digest(derRepresentation, name: "SHA1") }
 
-    private static func digest(_ bytes: [UInt8], name: String) -> [UInt8] {
+    /// The `name` digest ("SHA256", "SHA1") of `bytes`.
+    static func digest(_ bytes: [UInt8], name: String) -> [UInt8] {
         OpenSSLLibrary.shared.withContext {
             guard let digest = EVP_MD_fetch(OpenSSLLibrary.shared.context, name, nil) else {
                 fatalError("OpenSSL has no \(name) digest")

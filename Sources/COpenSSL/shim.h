@@ -22,6 +22,8 @@
 #include <openssl/rsa.h>
 #include <openssl/ec.h>
 #include <openssl/core_names.h>
+#include <openssl/ecdsa.h>
+#include <openssl/bn.h>
 
 #include <signal.h>
 #include <stdint.h>

@@ -23,7 +23,8 @@ public struct LegacyAPNsError: Error, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidToken, invalidPayload, payloadTooLarge, invalidValue, malformedFrame, malformedInput
             case wrongPassphrase, missingPassphrase, corruptCredentials, keyMismatch, missingCredentials
-            case unsupportedCredentials, tlsConfiguration, serverUntrusted, certificateRejected, protocolRefused
+            case unsupportedCredentials, unsupportedKey, tlsConfiguration, serverUntrusted, certificateRejected,
+                protocolRefused
             case handshakeFailed, connectionFailed, timedOut, fileError, cancelled
         }
 
@@ -61,6 +62,9 @@ public struct LegacyAPNsError: Error, Sendable, CustomStringConvertible {
         /// Credentials protected with an algorithm this OpenSSL cannot use (RC2-40 PKCS#12 files
         /// when OpenSSL's `legacy` provider is not installed), or a key of the wrong type.
         public static let unsupportedCredentials = Code(.unsupportedCredentials)
+        /// A key of a kind this use does not take: APNs signing keys (`.p8`) are unencrypted EC
+        /// P-256 keys, so an RSA, Ed25519 or P-384 key, or an encrypted one, is refused with this.
+        public static let unsupportedKey = Code(.unsupportedKey)
         /// The TLS layer could not be set up (a context, a CA file).
         public static let tlsConfiguration = Code(.tlsConfiguration)
         /// The server's certificate or host name did not verify.
@@ -119,7 +123,7 @@ public struct LegacyAPNsError: Error, Sendable, CustomStringConvertible {
         case .invalidToken, .invalidPayload, .payloadTooLarge, .invalidValue, .malformedInput, .fileError:
             .input
         case .wrongPassphrase, .missingPassphrase, .corruptCredentials, .keyMismatch, .missingCredentials,
-            .unsupportedCredentials, .tlsConfiguration:
+            .unsupportedCredentials, .unsupportedKey, .tlsConfiguration:
             .configuration
         case .cancelled:
             .cancelled

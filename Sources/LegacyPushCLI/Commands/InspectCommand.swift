@@ -16,11 +16,14 @@ enum InspectCommand {
                 certificate is for (the bundle id in its UID, the topics of a universal certificate), \
                 where it works (production, development or both), its validity, key and fingerprints.
 
+                An APNs signing key (AuthKey_<KEYID>.p8, or its PEM public key) shows its key id, curve \
+                and public-key fingerprint instead.
+
                 Warns on stderr when fewer than 30 days remain. Exits 1 when the certificate has \
                 expired (the summary is still printed) and 2 when a given --key does not match it \
                 (after printing the summary, with keyMatches false).
                 """,
-            arguments: [ArgumentSpec(name: "path", help: "The .p12/.pfx, PEM or .cer file to inspect.")],
+            arguments: [ArgumentSpec(name: "path", help: "The .p12/.pfx, PEM, .cer or .p8 file to inspect.")],
             options: [
                 .value("key", "path", "A PEM private key to check against the certificate."),
                 .flag("json", "Print one JSON object instead of the summary."),
@@ -36,6 +39,7 @@ enum InspectCommand {
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let path = arguments.positionals[0]
+        if let status = try inspectSigningKeyIfOne(path, arguments: arguments, console: console) { return status }
         let keyPath = arguments.value("key")
         let now = try arguments.integer("now", as: Int64.self) ?? Int64(time(nil))
         let credentials = try CredentialOptions.loadCredentials(

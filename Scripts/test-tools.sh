@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the Python tools that the tests use as independent judges of our JWTs (PyJWT with the
+# cryptography backend) into .build/test-tools/venv, at pinned versions.
+#
+# Idempotent and silent when already installed; parallel callers (several test processes) wait on
+# a lock instead of racing. On failure: one line on stderr, exit 1 (the tests then fail with it).
+# Needs python3 with the venv module and access to PyPI the first time.
+# Usage: Scripts/test-tools.sh   (prints nothing; the interpreter is .build/test-tools/venv/bin/python)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+requirements=(PyJWT[crypto]==2.15.1 cryptography==50.0.2 cffi==2.1.1 pycparser==3.12)
+tools=.build/test-tools
+venv=$tools/venv
+stamp=$venv/installed-requirements.txt
+log=$tools/install.log
+
+fail() {
+    echo "test-tools: $1" >&2
+    exit 1
+}
+
+mkdir -p "$tools" || fail "cannot create $tools"
+command -v flock >/dev/null 2>&1 || fail "flock is missing (Debian package util-linux)"
+exec 9>"$tools/lock"
+flock 9
+
+wanted=$(printf '%s\n' "${requirements[@]}")
+if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
+    exit 0
+fi
+
+command -v python3 >/dev/null 2>&1 || fail "python3 is missing (needed for the PyJWT cross-checks)"
+rm -rf "$venv"
+if ! python3 -m venv "$venv" >"$log" 2>&1; then
+    fail "python3 -m venv $venv failed (is the venv module installed? Debian: python3-venv): $(tail -n 1 "$log")"
+fi
+if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input "${requirements[@]}" \
+    >>"$log" 2>&1; then
+    rm -rf "$venv"
+    fail "pip could not install ${requirements[*]} (is PyPI reachable?): $(tail -n 1 "$log")"
+fi
+if ! "$venv/bin/python" -c 'import jwt, cryptography' >>"$log" 2>&1; then
+    rm -rf "$venv"
+    fail "PyJWT installed but does not import: $(tail -n 1 "$log")"
+fi
+printf '%s\n' "$wanted" >"$stamp"
