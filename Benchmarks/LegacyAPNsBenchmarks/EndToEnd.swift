@@ -196,23 +196,23 @@ enum FeedbackBenchmarks {
                 return FeedbackRecord(timestamp: UInt32(1_700_000_000 + index), token: try! DeviceToken(bytes: token))
             }
             let simulator = try GatewaySimulator(configuration: configuration)
-            let endpoints = try simulator.start()
-            defer { simulator.stop() }
-            let identity = try ClientIdentity(
-                pkcs12: try bytes(Package.certs("universal-modern.p12")), passphrase: "secret")
-            let reader = try FeedbackReader(
-                configuration: .init(
-                    service: .custom(host: endpoints.feedback!.host, port: endpoints.feedback!.port),
-                    tls: TLSConfiguration(identity: identity, trust: .certificates(ca))))
-            let cpu = Clock.processCPU()
-            let result = await reader.read()
-            report(
-                BenchmarkResult(
-                    name: "feedback: read tuples over TLS", count: result.records.count, seconds: result.seconds,
-                    unit: "tuples", cpuSeconds: Clock.processCPU() - cpu, bytes: result.byteCount,
-                    note:
-                        "client and simulator in this process (CPU is both)\(result.failure.map { "; FAILED: \($0.reason)" } ?? "")"
-                ))
+            try await simulator.withRunning { endpoints in
+                let identity = try ClientIdentity(
+                    pkcs12: try bytes(Package.certs("universal-modern.p12")), passphrase: "secret")
+                let reader = try FeedbackReader(
+                    configuration: .init(
+                        service: .custom(host: endpoints.feedback!.host, port: endpoints.feedback!.port),
+                        tls: TLSConfiguration(identity: identity, trust: .certificates(ca))))
+                let cpu = Clock.processCPU()
+                let result = await reader.read()
+                report(
+                    BenchmarkResult(
+                        name: "feedback: read tuples over TLS", count: result.records.count, seconds: result.seconds,
+                        unit: "tuples", cpuSeconds: Clock.processCPU() - cpu, bytes: result.byteCount,
+                        note:
+                            "client and simulator in this process (CPU is both)\(result.failure.map { "; FAILED: \($0.reason)" } ?? "")"
+                    ))
+            }
         } catch {
             report(BenchmarkResult(name: "feedback", count: 0, seconds: 1, unit: "tuples", note: "FAILED: \(error)"))
         }
@@ -227,13 +227,13 @@ enum ReconnectBenchmarks {
     /// What one reconnect costs (what every rejected notification costs the sender): sequential
     /// TLS connections to an in-process simulator, with full handshakes and with resumed sessions,
     /// for a gateway speaking TLS 1.2 (the simulator's default, as Apple's) and TLS 1.3.
-    static func run(quick: Bool, report: (BenchmarkResult) -> Void) {
+    static func run(quick: Bool, report: (BenchmarkResult) -> Void) async {
         for version in [TLSConfiguration.Version.tls12, .tls13] {
-            run(version: version, quick: quick, report: report)
+            await run(version: version, quick: quick, report: report)
         }
     }
 
-    static func run(version: TLSConfiguration.Version, quick: Bool, report: (BenchmarkResult) -> Void) {
+    static func run(version: TLSConfiguration.Version, quick: Bool, report: (BenchmarkResult) -> Void) async {
         let count = quick ? 200 : 1000
         let label = version == .tls12 ? "TLS 1.2" : "TLS 1.3"
         do {
@@ -247,37 +247,38 @@ enum ReconnectBenchmarks {
             configuration.feedbackPort = nil
             configuration.maximumTLSVersion = version
             let simulator = try GatewaySimulator(configuration: configuration)
-            let endpoints = try simulator.start()
-            defer { simulator.stop() }
-            let identity = try ClientIdentity(
-                pkcs12: try FeedbackBenchmarks.bytes(Package.certs("universal-modern.p12")), passphrase: "secret")
-            let context = try TLSContext.client(TLSConfiguration(identity: identity, trust: .certificates(ca)))
-            for resume in [false, true] {
-                var ticket: TLSTicket?
-                let resumedBefore = simulator.statistics.resumedConnections
-                let cpu = Clock.processCPU()
-                let start = Clock.now()
-                for _ in 0..<count {
-                    let session = try TLSSession.connect(
-                        to: endpoints.gateway, context: context, timeout: 5, resuming: resume ? ticket : nil)
-                    // One byte of a frame makes the server answer (status 128 for command 9) and
-                    // lets the TLS 1.3 ticket arrive, as on a real connection.
-                    _ = [UInt8(9)].withUnsafeBytes { session.write($0) }
-                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
-                    while case .wantRead = session.read(into: buffer) {
-                        _ = session.wait(for: .readable, timeout: 1)
+            try await simulator.withRunning { endpoints in
+                let identity = try ClientIdentity(
+                    pkcs12: try FeedbackBenchmarks.bytes(Package.certs("universal-modern.p12")), passphrase: "secret")
+                let context = try TLSContext.client(TLSConfiguration(identity: identity, trust: .certificates(ca)))
+                for resume in [false, true] {
+                    var ticket: TLSTicket?
+                    let resumedBefore = simulator.statistics.resumedConnections
+                    let cpu = Clock.processCPU()
+                    let start = Clock.now()
+                    for _ in 0..<count {
+                        let session = try TLSSession.connect(
+                            to: endpoints.gateway, context: context, timeout: 5, resuming: resume ? ticket : nil)
+                        // One byte of a frame makes the server answer (status 128 for command 9) and
+                        // lets the TLS 1.3 ticket arrive, as on a real connection.
+                        _ = [UInt8(9)].withUnsafeBytes { session.write($0) }
+                        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
+                        while case .wantRead = session.read(into: buffer) {
+                            _ = session.wait(for: .readable, timeout: 1)
+                        }
+                        buffer.deallocate()
+                        if resume { ticket = session.resumableTicket ?? ticket }
+                        session.close()
                     }
-                    buffer.deallocate()
-                    if resume { ticket = session.resumableTicket ?? ticket }
-                    session.close()
+                    report(
+                        BenchmarkResult(
+                            name: "reconnect, \(label), " + (resume ? "resumed session" : "full handshake"),
+                            count: count, seconds: Clock.now() - start, unit: "conns",
+                            cpuSeconds: Clock.processCPU() - cpu,
+                            note:
+                                "client and simulator in this process (CPU is both); "
+                                + "\(simulator.statistics.resumedConnections - resumedBefore) resumed"))
                 }
-                report(
-                    BenchmarkResult(
-                        name: "reconnect, \(label), " + (resume ? "resumed session" : "full handshake"),
-                        count: count, seconds: Clock.now() - start, unit: "conns", cpuSeconds: Clock.processCPU() - cpu,
-                        note:
-                            "client and simulator in this process (CPU is both); "
-                            + "\(simulator.statistics.resumedConnections - resumedBefore) resumed"))
             }
         } catch {
             report(

@@ -79,7 +79,7 @@ for suite in suites {
         case "encode": EncodeBenchmarks.run(quick: quick, report: record)
         case "decode": DecodeBenchmarks.run(quick: quick, report: record)
         case "parse": ParseBenchmarks.run(quick: quick, report: record)
-        case "reconnect": ReconnectBenchmarks.run(quick: quick, report: record)
+        case "reconnect": await ReconnectBenchmarks.run(quick: quick, report: record)
         case "end-to-end": await EndToEndBenchmarks.run(quick: quick, rejecting: false, report: record)
         case "rejected": await EndToEndBenchmarks.run(quick: quick, rejecting: true, report: record)
         case "feedback": await FeedbackBenchmarks.run(quick: quick, report: record)

@@ -108,7 +108,7 @@ for (number, phase) in phases.enumerated() {
     configuration.maximumTLSVersion = newestTLS
     configuration.recorder = recorder
     let simulator = try GatewaySimulator(configuration: configuration)
-    let endpoints = try simulator.start()
+    let endpoints = try await simulator.start()
 
     var clientConfiguration = PushClient.Configuration(
         gateway: .custom(host: endpoints.gateway.host, port: endpoints.gateway.port),
@@ -130,7 +130,7 @@ for (number, phase) in phases.enumerated() {
     }
     let started = Date()
     let report = await client.send(Array(notifications))
-    simulator.stop()
+    await simulator.stop()
 
     // The ledger.
     let delivered = recorder.snapshot

@@ -20,7 +20,7 @@ final class BatchChannel: @unchecked Sendable {
     private var queuedRecords = 0
     private var ending: LegacyAPNsError?? = nil
     private var cancelled = false
-    private var waiter: CheckedContinuation<Item, Never>?
+    private var waiter: Handoff<Item>?
 
     init(limit: Int) {
         self.limit = Swift.max(1, limit)
@@ -30,7 +30,7 @@ final class BatchChannel: @unchecked Sendable {
     /// consumer is `limit` records behind. Returns false once the consumer has gone away.
     func push(_ batch: [FeedbackRecord]) -> Bool {
         enum Step {
-            case handed(CheckedContinuation<Item, Never>)
+            case handed(Handoff<Item>)
             case queued
             case cancelled
         }
@@ -47,7 +47,7 @@ final class BatchChannel: @unchecked Sendable {
         }
         switch step {
         case .handed(let waiter):
-            waiter.resume(returning: .records(batch))
+            waiter.put(.records(batch))
             return true
         case .queued: return true
         case .cancelled: return false
@@ -56,46 +56,47 @@ final class BatchChannel: @unchecked Sendable {
 
     /// Producer side: no more batches.
     func finish(_ failure: LegacyAPNsError?) {
-        let waiter: CheckedContinuation<Item, Never>? = lock.withLock {
+        let waiter: Handoff<Item>? = lock.withLock {
             if ending == nil { ending = .some(failure) }
             defer { self.waiter = nil }
             return self.waiter
         }
-        waiter?.resume(returning: .end(failure))
+        waiter?.put(.end(failure))
     }
 
     /// Consumer side: the next batch, or the end. Cancelling the task ends the stream.
     func next() async -> Item {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Item, Never>) in
-                let ready: Item? = lock.withLock {
-                    if !queue.isEmpty {
-                        let batch = queue.removeFirst()
-                        queuedRecords -= batch.count
-                        lock.broadcast()
-                        return .records(batch)
-                    }
-                    if let ending { return .end(ending) }
-                    if cancelled { return .end(FeedbackConnection.cancelled) }
-                    waiter = continuation
-                    return nil
+        let handoff = Handoff<Item>()
+        return await withTaskCancellationHandler {
+            let ready: Item? = lock.withLock {
+                if !queue.isEmpty {
+                    let batch = queue.removeFirst()
+                    queuedRecords -= batch.count
+                    lock.broadcast()
+                    return .records(batch)
                 }
-                if let ready { continuation.resume(returning: ready) }
+                if let ending { return .end(ending) }
+                if cancelled { return .end(FeedbackConnection.cancelled) }
+                waiter = handoff
+                return nil
             }
+            if let ready { return ready }
+            return await handoff.take()
         } onCancel: {
             cancel()
+            handoff.put(.end(FeedbackConnection.cancelled))
         }
     }
 
     /// Consumer side: stop; the producer's next ``push(_:)`` returns false and a waiting
     /// ``next()`` returns ``Item/end(_:)`` with ``LegacyAPNsError/Code-swift.struct/cancelled``.
     func cancel() {
-        let waiter: CheckedContinuation<Item, Never>? = lock.withLock {
+        let waiter: Handoff<Item>? = lock.withLock {
             cancelled = true
             lock.broadcast()
             defer { self.waiter = nil }
             return self.waiter
         }
-        waiter?.resume(returning: .end(FeedbackConnection.cancelled))
+        waiter?.put(.end(FeedbackConnection.cancelled))
     }
 }

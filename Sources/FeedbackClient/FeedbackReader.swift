@@ -86,18 +86,15 @@ public struct FeedbackReader: Sendable {
         let connection = FeedbackConnection(settings: settings, stop: stop, rawSink: rawSink)
         let start = Monotonic.now()
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<FeedbackResult, Never>) in
-                OSThread.start(name: "apns-feedback") {
-                    var records: [FeedbackRecord] = []
-                    let outcome = connection.run { batch in
-                        records.append(contentsOf: batch)
-                        return true
-                    }
-                    continuation.resume(
-                        returning: FeedbackResult(
-                            records: records, failure: outcome.failure, byteCount: outcome.byteCount,
-                            seconds: Monotonic.now() - start))
+            await OSThread.run(name: "apns-feedback") {
+                var records: [FeedbackRecord] = []
+                let outcome = connection.run { batch in
+                    records.append(contentsOf: batch)
+                    return true
                 }
+                return FeedbackResult(
+                    records: records, failure: outcome.failure, byteCount: outcome.byteCount,
+                    seconds: Monotonic.now() - start)
             }
         } onCancel: {
             stop.set()

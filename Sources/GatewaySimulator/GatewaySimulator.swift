@@ -22,12 +22,11 @@ import Synchronization
 /// - The feedback port serves the configured tuples once, then forgets them, as Apple did.
 ///
 /// ```swift
-/// var configuration = GatewaySimulator.Configuration(identity: serverIdentity, clientTrust: [ca])
-/// configuration.port = 0            // any free port
+/// let configuration = GatewaySimulator.Configuration(identity: serverIdentity, clientTrust: [ca])
 /// let simulator = try GatewaySimulator(configuration: configuration)
-/// let endpoints = try simulator.start()
-/// // ... point a sender at endpoints.gateway ...
-/// simulator.stop()
+/// let endpoints = try await simulator.start()   // free ports, reported here
+/// // ... point a sender at endpoints.gateway (PushClient: Gateway(endpoints.gateway)) ...
+/// await simulator.stop()
 /// ```
 public final class GatewaySimulator: Sendable {
     /// Everything about the simulator: identity, ports, limits, faults, recording.
@@ -140,13 +139,13 @@ public final class GatewaySimulator: Sendable {
         self.state = Mutex(initial)
     }
 
-    deinit { stop() }
+    deinit { requestStop() }
 
     /// Binds the ports and starts serving.
     ///
     /// - Throws: ``LegacyAPNsError/Code-swift.struct/connectionFailed`` when a port is taken.
     @discardableResult
-    public func start() throws -> Endpoints {
+    public func start() async throws -> Endpoints {
         let gateway = try Listener(host: configuration.host, port: configuration.port)
         let feedback = try configuration.feedbackPort.map { try Listener(host: configuration.host, port: $0) }
         state.withLock { state in
@@ -158,9 +157,43 @@ public final class GatewaySimulator: Sendable {
         return Endpoints(gateway: gateway.endpoint, feedback: feedback?.endpoint)
     }
 
-    /// Stops listening, ends every connection, and waits (about a second at most) for the
-    /// connection threads to finish. Flushes the recorder.
-    public func stop() {
+    /// Stops listening, ends every connection, and waits for the connection threads to finish
+    /// (each notices within a tenth of a second; the wait gives up after ``stopTimeout``), then
+    /// flushes the recorder. The caller is suspended, not blocked, meanwhile.
+    public func stop() async {
+        requestStop()
+        await OSThread.run(name: "apns-sim-stop") { [self] in
+            let deadline = Monotonic.now() + Self.stopTimeout.inSeconds
+            threadsDone.withLock {
+                while state.withLock({ $0.activeThreads }) > 0, Monotonic.now() < deadline {
+                    _ = threadsDone.wait(timeout: 0.05)
+                }
+            }
+            configuration.recorder?.flush()
+        }
+    }
+
+    /// Starts the simulator, runs `body` with its endpoints, and stops it however `body` ends:
+    /// the scoped form of ``start()`` and ``stop()``.
+    public func withRunning<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (Endpoints) async throws -> Result
+    ) async throws -> Result {
+        let endpoints = try await start()
+        do {
+            let result = try await body(endpoints)
+            await stop()
+            return result
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
+    /// The longest ``stop()`` waits for connection threads.
+    public static let stopTimeout = Duration.seconds(5)
+
+    /// Tells every thread to stop, without waiting.
+    private func requestStop() {
         let listeners: [Listener] = state.withLock { state in
             defer { state.listeners = [] }
             state.running = false
@@ -168,13 +201,6 @@ public final class GatewaySimulator: Sendable {
         }
         stopping.store(true, ordering: .sequentiallyConsistent)
         for listener in listeners { listener.wake() }
-        let deadline = Monotonic.now() + 5
-        threadsDone.withLock {
-            while state.withLock({ $0.activeThreads }) > 0, Monotonic.now() < deadline {
-                _ = threadsDone.wait(timeout: 0.05)
-            }
-        }
-        configuration.recorder?.flush()
     }
 
     /// Counters so far.

@@ -19,7 +19,7 @@ package final class NotificationSource: @unchecked Sendable {
     private var nextPosition: UInt64 = 1
     private var producerFinished = false
     private var stopped = false
-    private var spaceWaiter: CheckedContinuation<Void, Never>?
+    private var spaceWaiter: Handoff<Void>?
 
     package init(capacity: Int) {
         self.capacity = Swift.max(1, capacity)
@@ -61,15 +61,13 @@ package final class NotificationSource: @unchecked Sendable {
 
     /// Suspends while the queue is full; false when taking has stopped.
     private func waitForSpace() async -> Bool {
-        if lock.withLock({ queued < capacity && !stopped }) { return true }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow: Bool = lock.withLock {
-                if queued < capacity || stopped { return true }
-                spaceWaiter = continuation
-                return false
-            }
-            if resumeNow { continuation.resume() }
+        let waiter: Handoff<Void>? = lock.withLock {
+            if queued < capacity || stopped { return nil }
+            let waiter = Handoff<Void>()
+            spaceWaiter = waiter
+            return waiter
         }
+        await waiter?.take()
         return lock.withLock { !stopped }
     }
 
@@ -86,13 +84,13 @@ package final class NotificationSource: @unchecked Sendable {
 
     /// No more notifications will be taken (cancellation, or a fatal failure).
     package func stop() {
-        let waiter: CheckedContinuation<Void, Never>? = lock.withLock {
+        let waiter: Handoff<Void>? = lock.withLock {
             stopped = true
             lock.broadcast()
             defer { spaceWaiter = nil }
             return spaceWaiter
         }
-        waiter?.resume()
+        waiter?.put(())
     }
 
     package enum TakeResult {
@@ -107,7 +105,7 @@ package final class NotificationSource: @unchecked Sendable {
     /// Appends up to `maximum` notifications with their positions to `buffer`, waiting at most
     /// `timeout` seconds for some to arrive.
     package func take(into buffer: inout [(UInt64, PushNotification)], maximum: Int, timeout: Double) -> TakeResult {
-        var waiter: CheckedContinuation<Void, Never>?
+        var waiter: Handoff<Void>?
         let result: TakeResult = lock.withLock {
             if queued == 0, !producerFinished, !stopped, timeout > 0 {
                 _ = lock.wait(timeout: timeout)
@@ -136,7 +134,7 @@ package final class NotificationSource: @unchecked Sendable {
             }
             return .taken
         }
-        waiter?.resume()
+        waiter?.put(())
         return result
     }
 

@@ -177,40 +177,28 @@ public struct PushClient: Sendable {
     }
 }
 
-/// Collects the per-connection reports and wakes the sender when all are in.
+/// Collects the per-connection reports and hands the merged one to the sender when all are in.
 private final class ReportCollector: @unchecked Sendable {
-    // @unchecked: state is guarded by `lock`.
+    // @unchecked: `reports` is guarded by `lock`; `merged` is a Handoff (thread-safe).
     private let lock = ConditionLock()
     private let expected: Int
     private var reports: [SendReport] = []
-    private var waiter: CheckedContinuation<SendReport, Never>?
+    private let merged = Handoff<SendReport>()
 
     init(expected: Int) { self.expected = expected }
 
+    /// Called by each connection thread with its slot's report.
     func add(_ report: SendReport) {
-        let (waiter, merged): (CheckedContinuation<SendReport, Never>?, SendReport?) = lock.withLock {
+        let all: [SendReport]? = lock.withLock {
             reports.append(report)
-            guard reports.count == expected else { return (nil, nil) }
-            defer { self.waiter = nil }
-            return (self.waiter, merge())
+            return reports.count == expected ? reports : nil
         }
-        if let waiter, let merged { waiter.resume(returning: merged) }
-    }
-
-    func result() async -> SendReport {
-        await withCheckedContinuation { continuation in
-            let ready: SendReport? = lock.withLock {
-                if reports.count == expected { return merge() }
-                waiter = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-
-    private func merge() -> SendReport {
+        guard let all else { return }
         var total = SendReport()
-        for report in reports { total.merge(report) }
-        return total
+        for report in all { total.merge(report) }
+        merged.put(total)
     }
+
+    /// The merged report, once every slot has reported.
+    func result() async -> SendReport { await merged.take() }
 }

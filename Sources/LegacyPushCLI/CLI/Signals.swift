@@ -51,33 +51,3 @@ final class Latch: Sendable {
         }
     }
 }
-
-/// An event that happens once; `wait()` returns as soon as it has happened (before or after).
-final class OneShot: Sendable {
-    private struct State {
-        var fired = false
-        var waiter: CheckedContinuation<Void, Never>?
-    }
-
-    private let state = Mutex(State())
-
-    func fire() {
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
-            state.fired = true
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now: Bool = state.withLock { state in
-                if state.fired { return true }
-                state.waiter = continuation
-                return false
-            }
-            if now { continuation.resume() }
-        }
-    }
-}

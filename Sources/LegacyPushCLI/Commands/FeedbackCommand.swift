@@ -222,8 +222,7 @@ final class SaveFile: @unchecked Sendable {
 final class StopRequest: Sendable {
     private struct State {
         var isStopped = false
-        var nextWaiter = 0
-        var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+        var waiters: [ObjectIdentifier: Handoff<Void>] = [:]
     }
 
     private let state = Mutex(State())
@@ -234,33 +233,29 @@ final class StopRequest: Sendable {
         let waiters = state.withLock { state in
             state.isStopped = true
             defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+            return state.waiters.values
         }
-        for waiter in waiters { waiter.resume(throwing: CancellationError()) }
+        for waiter in waiters { waiter.put(()) }
     }
 
     /// Suspends until ``stop()`` is called or the task is cancelled; always throws
     /// `CancellationError`.
     func wait() async throws {
-        let id = state.withLock { state in
-            state.nextWaiter += 1
-            return state.nextWaiter
+        let waiter = Handoff<Void>()
+        let alreadyStopped = state.withLock { state in
+            if !state.isStopped { state.waiters[ObjectIdentifier(waiter)] = waiter }
+            return state.isStopped
         }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let now: Bool = state.withLock { state in
-                    // The cancellation flag is set before the handler below runs, so checking it
-                    // under the lock means a cancellation is never missed.
-                    if state.isStopped || Task.isCancelled { return true }
-                    state.waiters[id] = continuation
-                    return false
-                }
-                if now { continuation.resume(throwing: CancellationError()) }
+        if !alreadyStopped {
+            // A cancellation that came first runs the handler at once: it is never missed.
+            await withTaskCancellationHandler {
+                await waiter.take()
+            } onCancel: {
+                waiter.put(())
             }
-        } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.resume(throwing: CancellationError())
+            _ = state.withLock { $0.waiters.removeValue(forKey: ObjectIdentifier(waiter)) }
         }
+        throw CancellationError()
     }
 }
 

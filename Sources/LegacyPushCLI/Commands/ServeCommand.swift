@@ -101,16 +101,16 @@ enum ServeCommand {
         }
 
         let simulator = try GatewaySimulator(configuration: configuration)
-        let endpoints = try simulator.start()
+        let endpoints = try await simulator.start()
         console.print("listening on \(endpoints.gateway)")
         if let feedback = endpoints.feedback { console.print("feedback on \(feedback)") }
         console.flush()
 
-        let interrupted = OneShot()
-        let watch = InterruptWatch { interrupted.fire() }
-        await interrupted.wait()
+        let interrupted = Handoff<Void>()
+        let watch = InterruptWatch { interrupted.put(()) }
+        await interrupted.take()
         watch.cancel()
-        simulator.stop()
+        await simulator.stop()
         let statistics = simulator.statistics
         console.diagnostic(
             "stopped: \(statistics.connections) connections, \(statistics.accepted) accepted, \(statistics.rejected) rejected, "

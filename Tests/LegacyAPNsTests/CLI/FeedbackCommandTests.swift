@@ -19,90 +19,90 @@ import Testing
 
     @Test func printsEveryTupleAndExitsZero() async throws {
         let records = FeedbackSamples.records(3)
-        let gateway = try TestGateway(feedback: records)
-        defer { gateway.stop() }
-        let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress))
-        #expect(result.status == 0)
-        #expect(result.stderr.isEmpty)
-        #expect(result.outputLines == records.map(\.textLine))
-        let line = try #require(result.outputLines.first)
-        #expect(line.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ [0-9a-f]{64}/) != nil)
-        #expect(line == "2026-01-31T12:00:01Z \(records[0].token.hexString)")
+        try await withTestGateway(feedback: records) { gateway in
+            let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress))
+            #expect(result.status == 0)
+            #expect(result.stderr.isEmpty)
+            #expect(result.outputLines == records.map(\.textLine))
+            let line = try #require(result.outputLines.first)
+            #expect(line.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ [0-9a-f]{64}/) != nil)
+            #expect(line == "2026-01-31T12:00:01Z \(records[0].token.hexString)")
+        }
     }
 
     @Test func onceIsTheDefaultAndMayBeGiven() async throws {
-        let gateway = try TestGateway(feedback: FeedbackSamples.records(1))
-        defer { gateway.stop() }
-        let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--once"]))
-        #expect(result.status == 0)
-        #expect(result.outputLines.count == 1)
+        try await withTestGateway(feedback: FeedbackSamples.records(1)) { gateway in
+            let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--once"]))
+            #expect(result.status == 0)
+            #expect(result.outputLines.count == 1)
+        }
     }
 
     @Test func jsonPrintsOneObjectPerTuple() async throws {
         let records = [FeedbackSamples.record(1, timestamp: 1_769_860_800), FeedbackSamples.record(2, tokenLength: 20)]
-        let gateway = try TestGateway(feedback: records)
-        defer { gateway.stop() }
-        let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--json"]))
-        #expect(result.status == 0)
-        #expect(result.outputLines.first == #"{"time":1769860800,"token":"\#(records[0].token.hexString)"}"#)
-        #expect(result.outputLines == records.map(\.jsonLine))
+        try await withTestGateway(feedback: records) { gateway in
+            let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--json"]))
+            #expect(result.status == 0)
+            #expect(result.outputLines.first == #"{"time":1769860800,"token":"\#(records[0].token.hexString)"}"#)
+            #expect(result.outputLines == records.map(\.jsonLine))
+        }
     }
 
     @Test func edgeTimestampsPrintAsUnsigned() async throws {
-        let gateway = try TestGateway(feedback: [
+        try await withTestGateway(feedback: [
             FeedbackSamples.record(1, timestamp: 0), FeedbackSamples.record(2, timestamp: 0xFFFF_FFFF),
-        ])
-        defer { gateway.stop() }
-        let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress))
-        #expect(result.outputLines.map { $0.prefix(20) } == ["1970-01-01T00:00:00Z", "2106-02-07T06:28:15Z"])
-        let json = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--json"]))
-        #expect(json.outputLines.isEmpty)  // served once: the second read finds nothing
-        #expect(json.status == 0)
+        ]) { gateway in
+            let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress))
+            #expect(result.outputLines.map { $0.prefix(20) } == ["1970-01-01T00:00:00Z", "2106-02-07T06:28:15Z"])
+            let json = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--json"]))
+            #expect(json.outputLines.isEmpty)  // served once: the second read finds nothing
+            #expect(json.status == 0)
+        }
     }
 
     @Test func emptyListPrintsNothingAndExitsZero() async throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress))
-        #expect(result.status == 0)
-        #expect(result.stdout.isEmpty)
-        #expect(result.stderr.isEmpty)
+        try await withTestGateway { gateway in
+            let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress))
+            #expect(result.status == 0)
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.isEmpty)
+        }
     }
 
     @Test func legacyRC2P12WorksForFeedbackAsForSend() async throws {
         let records = FeedbackSamples.records(2)
-        let gateway = try TestGateway(feedback: records)
-        defer { gateway.stop() }
-        let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, cert: "universal-legacy.p12"))
-        #expect(result.status == 0)
-        #expect(result.stderr.isEmpty)
-        #expect(result.outputLines == records.map(\.textLine))
+        try await withTestGateway(feedback: records) { gateway in
+            let result = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, cert: "universal-legacy.p12"))
+            #expect(result.status == 0)
+            #expect(result.stderr.isEmpty)
+            #expect(result.outputLines == records.map(\.textLine))
+        }
     }
 
     @Test func saveAppendsTheRawTuplesWithMode0600() async throws {
         let scratch = try ScratchDirectory()
         let path = scratch.file("feedback.bin")
         let first = FeedbackSamples.records(3) + [FeedbackSamples.record(9, tokenLength: 20, timestamp: .max)]
-        let gateway = try TestGateway(feedback: first) { $0.feedbackChunkSize = 7 }
-        defer { gateway.stop() }
+        try await withTestGateway(feedback: first, configure: { $0.feedbackChunkSize = 7 }) { gateway in
 
-        let run1 = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--save", path]))
-        #expect(run1.status == 0)
-        #expect(run1.outputLines == first.map(\.textLine))
-        #expect(scratch.read("feedback.bin") == FeedbackSamples.encode(first))
-        #expect(CredentialsCLI.mode(path) == 0o600)
+            let run1 = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--save", path]))
+            #expect(run1.status == 0)
+            #expect(run1.outputLines == first.map(\.textLine))
+            #expect(scratch.read("feedback.bin") == FeedbackSamples.encode(first))
+            #expect(CredentialsCLI.mode(path) == 0o600)
 
-        let second = FeedbackSamples.records(2, from: 50)
-        gateway.simulator.setFeedback(second)
-        let run2 = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--save", path, "--json"]))
-        #expect(run2.status == 0)
-        #expect(run2.outputLines == second.map(\.jsonLine))
-        #expect(scratch.read("feedback.bin") == FeedbackSamples.encode(first + second))
+            let second = FeedbackSamples.records(2, from: 50)
+            gateway.simulator.setFeedback(second)
+            let run2 = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--save", path, "--json"]))
+            #expect(run2.status == 0)
+            #expect(run2.outputLines == second.map(\.jsonLine))
+            #expect(scratch.read("feedback.bin") == FeedbackSamples.encode(first + second))
 
-        let run3 = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--save", path]))
-        #expect(run3.status == 0)
-        #expect(scratch.read("feedback.bin") == FeedbackSamples.encode(first + second))
-        #expect(CredentialsCLI.mode(path) == 0o600)
+            let run3 = await CLIRunner.run(Self.arguments(gateway.feedbackAddress, ["--save", path]))
+            #expect(run3.status == 0)
+            #expect(scratch.read("feedback.bin") == FeedbackSamples.encode(first + second))
+            #expect(CredentialsCLI.mode(path) == 0o600)
+        }
     }
 
     @Test func truncatedStreamPrintsAndSavesTheCompleteTuplesThenFailsWithExitThree() async throws {
@@ -130,13 +130,13 @@ import Testing
     }
 
     @Test func intervalEndsAtOnceOnACertificateFailure() async throws {
-        let gateway = try TestGateway(feedback: FeedbackSamples.records(1))
-        defer { gateway.stop() }
-        let result = await CLIRunner.run(
-            Self.arguments(gateway.feedbackAddress, cert: "untrusted.p12", ["--interval", "5"]))
-        #expect(result.status == 3)
-        #expect(result.errorLines.count == 1)
-        #expect(result.errorLines.first?.contains("refused the client certificate") == true)
+        try await withTestGateway(feedback: FeedbackSamples.records(1)) { gateway in
+            let result = await CLIRunner.run(
+                Self.arguments(gateway.feedbackAddress, cert: "untrusted.p12", ["--interval", "5"]))
+            #expect(result.status == 3)
+            #expect(result.errorLines.count == 1)
+            #expect(result.errorLines.first?.contains("refused the client certificate") == true)
+        }
     }
 
     enum BadInput: String, CaseIterable, Sendable {
@@ -203,17 +203,17 @@ import Testing
     @Test(arguments: BadInput.allCases)
     func badInputExitsWithOneErrorLineAndLeavesTheListOnTheService(problem: BadInput) async throws {
         let records = FeedbackSamples.records(2)
-        let gateway = try TestGateway(feedback: records)
-        defer { gateway.stop() }
-        let scratch = try ScratchDirectory()
-        let result = await CLIRunner.run(try problem.arguments(gateway: gateway.feedbackAddress, scratch: scratch))
-        #expect(result.status == problem.expectedStatus)
-        #expect(result.stdout.isEmpty)
-        #expect(result.errorLines.count == 1, "\(result.stderr)")
-        #expect(result.errorLines.first?.hasPrefix("legacy-push: error: ") == true)
-        #expect(result.stderr.contains(problem.message), "\(result.stderr)")
-        // Nothing was read, so the service still has its list.
-        #expect(try await FeedbackSamples.reader(gateway.feedbackService).read().records == records)
+        try await withTestGateway(feedback: records) { gateway in
+            let scratch = try ScratchDirectory()
+            let result = await CLIRunner.run(try problem.arguments(gateway: gateway.feedbackAddress, scratch: scratch))
+            #expect(result.status == problem.expectedStatus)
+            #expect(result.stdout.isEmpty)
+            #expect(result.errorLines.count == 1, "\(result.stderr)")
+            #expect(result.errorLines.first?.hasPrefix("legacy-push: error: ") == true)
+            #expect(result.stderr.contains(problem.message), "\(result.stderr)")
+            // Nothing was read, so the service still has its list.
+            #expect(try await FeedbackSamples.reader(gateway.feedbackService).read().records == records)
+        }
     }
 
     @Test func helpShowsTheContractOptionsAndExamples() async {
@@ -236,11 +236,11 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: Stop.allCases)
-    func intervalPollingStopsCleanlyOnASignal(stop: Stop) throws {
+    func intervalPollingStopsCleanlyOnASignal(stop: Stop) async throws {
         // Every poll gets one new tuple, so each poll shows up as one line of output.
         let served = Locked(0)
         let simulator = Locked<GatewaySimulator?>(nil)
-        let gateway = try TestGateway(feedback: [FeedbackSamples.record(1)]) { configuration in
+        let gateway = try await TestGateway.start(feedback: [FeedbackSamples.record(1)]) { configuration in
             let recordEvent = configuration.events
             configuration.events = { event in
                 recordEvent?(event)
@@ -253,7 +253,6 @@ import Testing
             }
         }
         simulator.set(gateway.simulator)
-        defer { gateway.stop() }
 
         let process = Process()
         process.executableURL = CLIRunner.binary
@@ -288,6 +287,7 @@ import Testing
         }
         process.waitUntilExit()
         watchdog.cancel()
+        await gateway.stop()  // (deinit stops it too, should `process.run()` throw)
         while errorReader.isExecuting || !errorReader.isFinished { usleep(1000) }
 
         #expect(signalled)
@@ -302,28 +302,28 @@ import Testing
     /// Evidence first: with stdout a pipe nobody reads (every write fails with EPIPE), every
     /// tuple still reaches the --save file, and the run still succeeds.
     @Test(.timeLimit(.minutes(1)))
-    func brokenPipeLosesNothingThatWasSaved() throws {
+    func brokenPipeLosesNothingThatWasSaved() async throws {
         let records = FeedbackSamples.records(2_000)
-        let gateway = try TestGateway(feedback: records) { $0.feedbackChunkSize = 7 }
-        defer { gateway.stop() }
-        let scratch = try ScratchDirectory()
-        let path = scratch.file("feedback.bin")
+        try await withTestGateway(feedback: records, configure: { $0.feedbackChunkSize = 7 }) { gateway in
+            let scratch = try ScratchDirectory()
+            let path = scratch.file("feedback.bin")
 
-        let process = Process()
-        process.executableURL = CLIRunner.binary
-        process.arguments = FeedbackCommandTests.arguments(gateway.feedbackAddress, ["--save", path])
-        let output = Pipe()
-        try output.fileHandleForReading.close()  // no reader: writes to stdout fail
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        try output.fileHandleForWriting.close()
-        process.waitUntilExit()
+            let process = Process()
+            process.executableURL = CLIRunner.binary
+            process.arguments = FeedbackCommandTests.arguments(gateway.feedbackAddress, ["--save", path])
+            let output = Pipe()
+            try output.fileHandleForReading.close()  // no reader: writes to stdout fail
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            try output.fileHandleForWriting.close()
+            process.waitUntilExit()
 
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 0)
-        #expect(scratch.read("feedback.bin") == FeedbackSamples.encode(records))
-        #expect(gateway.simulator.statistics.feedbackServed == 2_000)
+            #expect(process.terminationReason == .exit)
+            #expect(process.terminationStatus == 0)
+            #expect(scratch.read("feedback.bin") == FeedbackSamples.encode(records))
+            #expect(gateway.simulator.statistics.feedbackServed == 2_000)
+        }
     }
 }

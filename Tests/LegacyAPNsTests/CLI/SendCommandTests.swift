@@ -28,63 +28,63 @@ import Testing
     }
 
     @Test func twoThousandWithThreeBadTokensReportsTheThreeAndExits1() async throws {
-        let (gateway, bad) = try TestGateway.withBadTokens(3, in: 2000, seed: 7)
-        defer { gateway.stop() }
-        let scratch = try ScratchDirectory()
-        let input = scratch.file("batch.jsonl")
-        try Self.jsonLines(1...2000).write(toFile: input, atomically: true, encoding: .utf8)
+        try await TestGateway.withBadTokens(3, in: 2000, seed: 7) { gateway, bad in
+            let scratch = try ScratchDirectory()
+            let input = scratch.file("batch.jsonl")
+            try Self.jsonLines(1...2000).write(toFile: input, atomically: true, encoding: .utf8)
 
-        let result = await CLIRunner.run(Self.baseArguments(gateway) + ["--input", input, "--json"])
-        #expect(result.status == 1)
-        let events = Self.objects(result.outputLines)
-        let rejected = events.filter { $0["event"] as? String == "rejected" }
-        #expect(Set(rejected.compactMap { $0["id"] as? Int }) == bad)
-        #expect(rejected.allSatisfy { $0["status"] as? Int == 8 && $0["reason"] as? String == "invalid token" })
-        let summary = try #require(events.last)
-        #expect(summary["event"] as? String == "summary")
-        #expect(summary["sent"] as? Int == 2000)
-        #expect(summary["accepted"] as? Int == 1997)
-        #expect(summary["rejected"] as? Int == 3)
-        #expect((summary["resent"] as? Int ?? 0) > 0)
-        #expect(summary["connections"] as? Int == 4)
-        let recorded = gateway.recorder.notifications.map(TestGateway.index(of:))
-        #expect(recorded.count == 1997)
-        #expect(Set(recorded) == Set(1...2000).subtracting(bad))
+            let result = await CLIRunner.run(Self.baseArguments(gateway) + ["--input", input, "--json"])
+            #expect(result.status == 1)
+            let events = Self.objects(result.outputLines)
+            let rejected = events.filter { $0["event"] as? String == "rejected" }
+            #expect(Set(rejected.compactMap { $0["id"] as? Int }) == bad)
+            #expect(rejected.allSatisfy { $0["status"] as? Int == 8 && $0["reason"] as? String == "invalid token" })
+            let summary = try #require(events.last)
+            #expect(summary["event"] as? String == "summary")
+            #expect(summary["sent"] as? Int == 2000)
+            #expect(summary["accepted"] as? Int == 1997)
+            #expect(summary["rejected"] as? Int == 3)
+            #expect((summary["resent"] as? Int ?? 0) > 0)
+            #expect(summary["connections"] as? Int == 4)
+            let recorded = gateway.recorder.notifications.map(TestGateway.index(of:))
+            #expect(recorded.count == 1997)
+            #expect(Set(recorded) == Set(1...2000).subtracting(bad))
+        }
     }
 
     @Test func oneNotificationFromFlagsExits0() async throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let token = TestGateway.notification(1).token.hexString
-        let result = await CLIRunner.run(
-            Self.baseArguments(gateway) + [
-                "--token", token, "--alert", "Hello", "--badge", "3", "--sound", "ping.aiff",
-            ])
-        #expect(result.status == 0)
-        #expect(result.output.contains("accepted     1"))
-        #expect(
-            gateway.recorder.notifications.map(\.payload.string) == [
-                #"{"aps":{"alert":"Hello","badge":3,"sound":"ping.aiff"}}"#
-            ])
+        try await withTestGateway { gateway in
+            let token = TestGateway.notification(1).token.hexString
+            let result = await CLIRunner.run(
+                Self.baseArguments(gateway) + [
+                    "--token", token, "--alert", "Hello", "--badge", "3", "--sound", "ping.aiff",
+                ])
+            #expect(result.status == 0)
+            #expect(result.output.contains("accepted     1"))
+            #expect(
+                gateway.recorder.notifications.map(\.payload.string) == [
+                    #"{"aps":{"alert":"Hello","badge":3,"sound":"ping.aiff"}}"#
+                ])
+        }
     }
 
     @Test func stdinInputAndItemFramesWithPriority() async throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let token = TestGateway.notification(1).token.hexString
-        let lines =
-            #"{"token":"\#(token)","payload":"{\"aps\":{\"content-available\":1}}","priority":5,"expiry":1700000000}"#
-            + "\n\n" + #"{"token":"\#(token)","payload":{"aps":{"alert":"x"}}}"# + "\n"
-        let result = try CLIRunner.runBinary(
-            Self.baseArguments(gateway) + ["--input", "-", "--format", "frame", "--json"], stdin: Array(lines.utf8))
-        #expect(result.status == 0, "\(result.stderr)")
-        let recorded = gateway.recorder.recorded.map(\.frame)
-        #expect(recorded.count == 2)
-        guard case .notification(let first, let command) = recorded.first else { return }
-        #expect(command == .itemized)
-        #expect(first.priority == .conservePower)
-        #expect(first.expiration == Expiration(rawValue: 1_700_000_000))
-        #expect(first.payload.string == #"{"aps":{"content-available":1}}"#)
+        try await withTestGateway { gateway in
+            let token = TestGateway.notification(1).token.hexString
+            let lines =
+                #"{"token":"\#(token)","payload":"{\"aps\":{\"content-available\":1}}","priority":5,"expiry":1700000000}"#
+                + "\n\n" + #"{"token":"\#(token)","payload":{"aps":{"alert":"x"}}}"# + "\n"
+            let result = try CLIRunner.runBinary(
+                Self.baseArguments(gateway) + ["--input", "-", "--format", "frame", "--json"], stdin: Array(lines.utf8))
+            #expect(result.status == 0, "\(result.stderr)")
+            let recorded = gateway.recorder.recorded.map(\.frame)
+            #expect(recorded.count == 2)
+            guard case .notification(let first, let command) = recorded.first else { return }
+            #expect(command == .itemized)
+            #expect(first.priority == .conservePower)
+            #expect(first.expiration == Expiration(rawValue: 1_700_000_000))
+            #expect(first.payload.string == #"{"aps":{"content-available":1}}"#)
+        }
     }
 
     @Test(arguments: [
@@ -117,44 +117,45 @@ import Testing
         ),
         ("", "stdin holds no notifications"),
     ])
-    func malformedInputIsReportedBeforeAnythingIsSent(_ input: String, _ message: String) throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let result = try CLIRunner.runBinary(Self.baseArguments(gateway) + ["--input", "-"], stdin: Array(input.utf8))
-        #expect(result.status == 2)
-        #expect(result.stderr == "legacy-push: error: \(message)\n")
-        #expect(result.stdout.isEmpty)
-        #expect(gateway.simulator.statistics.connections == 0)
-        #expect(gateway.recorder.count == 0)
+    func malformedInputIsReportedBeforeAnythingIsSent(_ input: String, _ message: String) async throws {
+        try await withTestGateway { gateway in
+            let result = try CLIRunner.runBinary(
+                Self.baseArguments(gateway) + ["--input", "-"], stdin: Array(input.utf8))
+            #expect(result.status == 2)
+            #expect(result.stderr == "legacy-push: error: \(message)\n")
+            #expect(result.stdout.isEmpty)
+            #expect(gateway.simulator.statistics.connections == 0)
+            #expect(gateway.recorder.count == 0)
+        }
     }
 
     @Test func aBadLineAfterAThousandGoodOnesStillSendsNothing() async throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let scratch = try ScratchDirectory()
-        let input = scratch.file("batch.jsonl")
-        try (Self.jsonLines(1...1000) + "{oops}\n").write(toFile: input, atomically: true, encoding: .utf8)
-        let result = await CLIRunner.run(Self.baseArguments(gateway) + ["--input", input])
-        #expect(result.status == 2)
-        #expect(result.stderr.hasPrefix("legacy-push: error: line 1001: invalid JSON"))
-        #expect(gateway.simulator.statistics.connections == 0)
+        try await withTestGateway { gateway in
+            let scratch = try ScratchDirectory()
+            let input = scratch.file("batch.jsonl")
+            try (Self.jsonLines(1...1000) + "{oops}\n").write(toFile: input, atomically: true, encoding: .utf8)
+            let result = await CLIRunner.run(Self.baseArguments(gateway) + ["--input", input])
+            #expect(result.status == 2)
+            #expect(result.stderr.hasPrefix("legacy-push: error: line 1001: invalid JSON"))
+            #expect(gateway.simulator.statistics.connections == 0)
+        }
     }
 
     @Test(arguments: [5, 60_000])
     func aLargeInputIsCheckedInHalvesButLinesAreNumberedFromTheStart(_ badLine: Int) async throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let scratch = try ScratchDirectory()
-        let input = scratch.file("large.jsonl")
-        var lines = Self.jsonLines(1...70_000).split(separator: "\n", omittingEmptySubsequences: false)
-        lines[badLine - 1] = #"{"token":"12345","payload":{}}"#
-        try lines.joined(separator: "\n").write(toFile: input, atomically: true, encoding: .utf8)
-        let size = try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int ?? 0
-        #expect(size > 8 * 1024 * 1024)  // big enough for the two-thread check
-        let result = await CLIRunner.run(Self.baseArguments(gateway) + ["--input", input])
-        #expect(result.status == 2)
-        #expect(result.stderr == "legacy-push: error: line \(badLine): token has an odd number of hex digits (5)\n")
-        #expect(gateway.simulator.statistics.connections == 0)
+        try await withTestGateway { gateway in
+            let scratch = try ScratchDirectory()
+            let input = scratch.file("large.jsonl")
+            var lines = Self.jsonLines(1...70_000).split(separator: "\n", omittingEmptySubsequences: false)
+            lines[badLine - 1] = #"{"token":"12345","payload":{}}"#
+            try lines.joined(separator: "\n").write(toFile: input, atomically: true, encoding: .utf8)
+            let size = try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int ?? 0
+            #expect(size > 8 * 1024 * 1024)  // big enough for the two-thread check
+            let result = await CLIRunner.run(Self.baseArguments(gateway) + ["--input", input])
+            #expect(result.status == 2)
+            #expect(result.stderr == "legacy-push: error: line \(badLine): token has an odd number of hex digits (5)\n")
+            #expect(gateway.simulator.statistics.connections == 0)
+        }
     }
 
     @Test(arguments: [
@@ -187,27 +188,27 @@ import Testing
         (["--input", "/nonexistent.jsonl"], "cannot read '/nonexistent.jsonl': No such file or directory"),
     ])
     func badFlagsAreOneErrorLineAndExit2(_ extra: [String], _ message: String) async throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let result = await CLIRunner.run(Self.baseArguments(gateway) + extra)
-        #expect(result.status == 2)
-        #expect(result.stderr == "legacy-push: error: \(message)\n")
+        try await withTestGateway { gateway in
+            let result = await CLIRunner.run(Self.baseArguments(gateway) + extra)
+            #expect(result.status == 2)
+            #expect(result.stderr == "legacy-push: error: \(message)\n")
+        }
     }
 
     @Test func wrongPassphraseIsExit2() async throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let result = try CLIRunner.runBinary(
-            [
-                "send", "--gateway", "\(gateway.endpoints.gateway)", "--ca-file", Self.certs + "ca.pem", "--cert",
-                Self.certs + "universal-modern.p12", "--passphrase-env", "WRONG_PASS", "--token",
-                String(repeating: "ab", count: 32), "--alert", "a",
-            ],
-            environment: ["WRONG_PASS": "nope"])
-        #expect(result.status == 2)
-        #expect(result.errorLines.count == 1)
-        #expect(result.stderr.contains("wrong passphrase"))
-        #expect(!result.stderr.contains("nope"))
+        try await withTestGateway { gateway in
+            let result = try CLIRunner.runBinary(
+                [
+                    "send", "--gateway", "\(gateway.endpoints.gateway)", "--ca-file", Self.certs + "ca.pem", "--cert",
+                    Self.certs + "universal-modern.p12", "--passphrase-env", "WRONG_PASS", "--token",
+                    String(repeating: "ab", count: 32), "--alert", "a",
+                ],
+                environment: ["WRONG_PASS": "nope"])
+            #expect(result.status == 2)
+            #expect(result.errorLines.count == 1)
+            #expect(result.stderr.contains("wrong passphrase"))
+            #expect(!result.stderr.contains("nope"))
+        }
     }
 
     @Test(arguments: [
@@ -216,27 +217,27 @@ import Testing
         ("ca.pem", "expired.p12", "expired"),
     ])
     func tlsFailuresAreExit3WithoutRetryStorm(_ ca: String, _ cert: String, _ words: String) async throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        var arguments =
-            Self.baseArguments(gateway, cert: cert) + [
-                "--token", String(repeating: "ab", count: 32), "--alert", "a", "--json",
-            ]
-        arguments[4] = Self.certs + ca
-        let result = await CLIRunner.run(arguments)
-        #expect(result.status == 3)
-        #expect(result.errorLines.count == 1)
-        #expect(result.stderr.contains(words))
-        #expect(gateway.simulator.statistics.handshakeFailures <= 1)
-        let summary = Self.objects(result.outputLines).last
-        #expect(summary?["accepted"] as? Int == 0)
-        #expect(summary?["unconfirmed"] as? Int == 1)
+        try await withTestGateway { gateway in
+            var arguments =
+                Self.baseArguments(gateway, cert: cert) + [
+                    "--token", String(repeating: "ab", count: 32), "--alert", "a", "--json",
+                ]
+            arguments[4] = Self.certs + ca
+            let result = await CLIRunner.run(arguments)
+            #expect(result.status == 3)
+            #expect(result.errorLines.count == 1)
+            #expect(result.stderr.contains(words))
+            #expect(gateway.simulator.statistics.handshakeFailures <= 1)
+            let summary = Self.objects(result.outputLines).last
+            #expect(summary?["accepted"] as? Int == 0)
+            #expect(summary?["unconfirmed"] as? Int == 1)
+        }
     }
 
     @Test func nothingListeningIsExit3() async throws {
-        let gateway = try TestGateway()
+        let gateway = try await TestGateway.start()
         let arguments = Self.baseArguments(gateway) + ["--token", String(repeating: "ab", count: 32), "--alert", "a"]
-        gateway.stop()
+        await gateway.stop()
         let result = await CLIRunner.run(arguments)
         #expect(result.status == 3)
         #expect(result.stderr.contains("Connection refused"))

@@ -179,28 +179,29 @@ final class ScriptedPolls: Sendable {
     /// The real reader against the simulator, with a fast clock: the list once, then nothing
     /// until the service has new tuples.
     @Test func pollsTheSimulatorWhichServesItsListOnce() async throws {
-        let gateway = try TestGateway(feedback: FeedbackSamples.records(3))
-        defer { gateway.stop() }
-        let reader = try FeedbackSamples.reader(gateway.feedbackService)
-        let clock = FakeFeedbackClock()
-        var iterator = FeedbackPoller(reader: reader, interval: .seconds(86_400), clock: clock).makeAsyncIterator()
-        #expect(try await iterator.next()?.records == FeedbackSamples.records(3))
-        let second = try await iterator.next()
-        #expect(second?.failure == nil)
-        #expect(second?.records.isEmpty == true)
-        gateway.simulator.setFeedback(FeedbackSamples.records(1, from: 7))
-        #expect(try await iterator.next()?.records == FeedbackSamples.records(1, from: 7))
-        #expect(clock.sleeps == [.seconds(86_400), .seconds(86_400)])
+        try await withTestGateway(feedback: FeedbackSamples.records(3)) { gateway in
+            let reader = try FeedbackSamples.reader(gateway.feedbackService)
+            let clock = FakeFeedbackClock()
+            var iterator = FeedbackPoller(reader: reader, interval: .seconds(86_400), clock: clock).makeAsyncIterator()
+            #expect(try await iterator.next()?.records == FeedbackSamples.records(3))
+            let second = try await iterator.next()
+            #expect(second?.failure == nil)
+            #expect(second?.records.isEmpty == true)
+            gateway.simulator.setFeedback(FeedbackSamples.records(1, from: 7))
+            #expect(try await iterator.next()?.records == FeedbackSamples.records(1, from: 7))
+            #expect(clock.sleeps == [.seconds(86_400), .seconds(86_400)])
+        }
     }
 
     @Test func pollerEndsOnARejectedClientCertificate() async throws {
-        let gateway = try TestGateway(feedback: FeedbackSamples.records(3))
-        defer { gateway.stop() }
-        let stranger = try ClientIdentity(pkcs12: Fixtures.bytes(Fixtures.certs("untrusted.p12")), passphrase: "secret")
-        let reader = try FeedbackSamples.reader(gateway.feedbackService, identity: stranger)
-        let error = await #expect(throws: LegacyAPNsError.self) {
-            for try await _ in FeedbackPoller(reader: reader, interval: .seconds(1), clock: FakeFeedbackClock()) {}
+        try await withTestGateway(feedback: FeedbackSamples.records(3)) { gateway in
+            let stranger = try ClientIdentity(
+                pkcs12: Fixtures.bytes(Fixtures.certs("untrusted.p12")), passphrase: "secret")
+            let reader = try FeedbackSamples.reader(gateway.feedbackService, identity: stranger)
+            let error = await #expect(throws: LegacyAPNsError.self) {
+                for try await _ in FeedbackPoller(reader: reader, interval: .seconds(1), clock: FakeFeedbackClock()) {}
+            }
+            #expect(error?.code == .certificateRejected)
         }
-        #expect(error?.code == .certificateRejected)
     }
 }

@@ -8,23 +8,23 @@ import Testing
 /// The reader over real TLS on loopback, against the simulator's feedback port.
 @Suite struct FeedbackReaderTests {
     @Test func emptyListClosesImmediately() async throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let result = try await FeedbackSamples.reader(gateway.feedbackService).read()
-        #expect(result.failure == nil)
-        #expect(result.records.isEmpty)
-        #expect(result.byteCount == 0)
+        try await withTestGateway { gateway in
+            let result = try await FeedbackSamples.reader(gateway.feedbackService).read()
+            #expect(result.failure == nil)
+            #expect(result.records.isEmpty)
+            #expect(result.byteCount == 0)
+        }
     }
 
     @Test func readsThreeTuples() async throws {
         let records = FeedbackSamples.records(3)
-        let gateway = try TestGateway(feedback: records)
-        defer { gateway.stop() }
-        let result = try await FeedbackSamples.reader(gateway.feedbackService).read()
-        #expect(result.failure == nil)
-        #expect(result.records == records)
-        #expect(result.byteCount == 3 * 38)
-        #expect(try result.get() == records)
+        try await withTestGateway(feedback: records) { gateway in
+            let result = try await FeedbackSamples.reader(gateway.feedbackService).read()
+            #expect(result.failure == nil)
+            #expect(result.records == records)
+            #expect(result.byteCount == 3 * 38)
+            #expect(try result.get() == records)
+        }
     }
 
     /// 100,000 tuples, each TLS record only 7 bytes long, so nearly every tuple is split across
@@ -33,17 +33,17 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func readsAHundredThousandTuplesInSevenByteRecords() async throws {
         let records = FeedbackSamples.records(100_000)
-        let gateway = try TestGateway(feedback: records) { $0.feedbackChunkSize = 7 }
-        defer { gateway.stop() }
-        let clock = ContinuousClock()
-        let start = clock.now
-        let result = try await FeedbackSamples.reader(gateway.feedbackService).read()
-        let elapsed = clock.now - start
-        #expect(result.failure == nil)
-        #expect(result.records.count == 100_000)
-        #expect(result.records == records)
-        #expect(result.byteCount == 3_800_000)
-        #expect(elapsed < .seconds(30), "took \(elapsed)")
+        try await withTestGateway(feedback: records, configure: { $0.feedbackChunkSize = 7 }) { gateway in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let result = try await FeedbackSamples.reader(gateway.feedbackService).read()
+            let elapsed = clock.now - start
+            #expect(result.failure == nil)
+            #expect(result.records.count == 100_000)
+            #expect(result.records == records)
+            #expect(result.byteCount == 3_800_000)
+            #expect(elapsed < .seconds(30), "took \(elapsed)")
+        }
     }
 
     @Test func edgeTimestampsRoundTripAsUnsigned() async throws {
@@ -52,14 +52,14 @@ import Testing
             FeedbackSamples.record(2, timestamp: 0xFFFF_FFFF),
             FeedbackSamples.record(3, timestamp: 0x8000_0000),
         ]
-        let gateway = try TestGateway(feedback: records)
-        defer { gateway.stop() }
-        let result = try await FeedbackSamples.reader(gateway.feedbackService).read()
-        #expect(result.records == records)
-        #expect(
-            result.records.map(\.timeISO8601) == [
-                "1970-01-01T00:00:00Z", "2106-02-07T06:28:15Z", "2038-01-19T03:14:08Z",
-            ])
+        try await withTestGateway(feedback: records) { gateway in
+            let result = try await FeedbackSamples.reader(gateway.feedbackService).read()
+            #expect(result.records == records)
+            #expect(
+                result.records.map(\.timeISO8601) == [
+                    "1970-01-01T00:00:00Z", "2106-02-07T06:28:15Z", "2038-01-19T03:14:08Z",
+                ])
+        }
     }
 
     @Test func tokensOfAnyAnnouncedLengthArrive() async throws {
@@ -69,64 +69,64 @@ import Testing
             FeedbackSamples.record(3, tokenLength: 64),
             FeedbackSamples.record(4, tokenLength: 100),
         ]
-        let gateway = try TestGateway(feedback: records) { $0.feedbackChunkSize = 5 }
-        defer { gateway.stop() }
-        let result = try await FeedbackSamples.reader(gateway.feedbackService).read()
-        #expect(result.failure == nil)
-        #expect(result.records == records)
-        #expect(result.records.map(\.token.count) == [1, 20, 64, 100])
+        try await withTestGateway(feedback: records, configure: { $0.feedbackChunkSize = 5 }) { gateway in
+            let result = try await FeedbackSamples.reader(gateway.feedbackService).read()
+            #expect(result.failure == nil)
+            #expect(result.records == records)
+            #expect(result.records.map(\.token.count) == [1, 20, 64, 100])
+        }
     }
 
     @Test func listIsServedOnceThenCleared() async throws {
         let records = FeedbackSamples.records(3)
-        let gateway = try TestGateway(feedback: records)
-        defer { gateway.stop() }
-        let reader = try FeedbackSamples.reader(gateway.feedbackService)
-        #expect(await reader.read().records == records)
-        let second = await reader.read()
-        #expect(second.failure == nil)
-        #expect(second.records.isEmpty)
-        gateway.simulator.setFeedback(FeedbackSamples.records(2, from: 10))
-        #expect(await reader.read().records == FeedbackSamples.records(2, from: 10))
+        try await withTestGateway(feedback: records) { gateway in
+            let reader = try FeedbackSamples.reader(gateway.feedbackService)
+            #expect(await reader.read().records == records)
+            let second = await reader.read()
+            #expect(second.failure == nil)
+            #expect(second.records.isEmpty)
+            gateway.simulator.setFeedback(FeedbackSamples.records(2, from: 10))
+            #expect(await reader.read().records == FeedbackSamples.records(2, from: 10))
+        }
     }
 
     @Test func rawSinkSeesTheExactBytesBeforeTheRecordsAreReturned() async throws {
         let records = FeedbackSamples.records(500)
-        let gateway = try TestGateway(feedback: records) { $0.feedbackChunkSize = 7 }
-        defer { gateway.stop() }
-        let saved = Locked<[UInt8]>([])
-        let result = try await FeedbackSamples.reader(gateway.feedbackService).read { bytes in
-            saved.update { $0 += bytes }
+        try await withTestGateway(feedback: records, configure: { $0.feedbackChunkSize = 7 }) { gateway in
+            let saved = Locked<[UInt8]>([])
+            let result = try await FeedbackSamples.reader(gateway.feedbackService).read { bytes in
+                saved.update { $0 += bytes }
+            }
+            #expect(result.records == records)
+            #expect(saved.get() == FeedbackSamples.encode(records))
         }
-        #expect(result.records == records)
-        #expect(saved.get() == FeedbackSamples.encode(records))
     }
 
     @Test func failingRawSinkDoesNotLoseTheRecords() async throws {
         let records = FeedbackSamples.records(50)
-        let gateway = try TestGateway(feedback: records) { $0.feedbackChunkSize = 38 * 10 }
-        defer { gateway.stop() }
-        let calls = Locked(0)
-        let result = try await FeedbackSamples.reader(gateway.feedbackService).read { _ in
-            calls.update { $0 += 1 }
-            throw LegacyAPNsError(.fileError, "disk full")
+        try await withTestGateway(feedback: records, configure: { $0.feedbackChunkSize = 38 * 10 }) { gateway in
+            let calls = Locked(0)
+            let result = try await FeedbackSamples.reader(gateway.feedbackService).read { _ in
+                calls.update { $0 += 1 }
+                throw LegacyAPNsError(.fileError, "disk full")
+            }
+            #expect(result.records == records)
+            #expect(result.failure == LegacyAPNsError(.fileError, "disk full"))
+            #expect(calls.get() == 1)
         }
-        #expect(result.records == records)
-        #expect(result.failure == LegacyAPNsError(.fileError, "disk full"))
-        #expect(calls.get() == 1)
     }
 
     @Test func streamingYieldsEveryTupleWithABoundedBuffer() async throws {
         let records = FeedbackSamples.records(20_000)
-        let gateway = try TestGateway(feedback: records) { $0.feedbackChunkSize = 7 }
-        defer { gateway.stop() }
-        let reader = try FeedbackSamples.reader(gateway.feedbackService) { $0.streamBufferLimit = 64 }
-        var received: [FeedbackRecord] = []
-        for try await record in reader.records() {
-            received.append(record)
-            if received.count % 1000 == 0 { await Task.yield() }  // a consumer slower than the reads
+        try await withTestGateway(feedback: records, configure: { $0.feedbackChunkSize = 7 }) { gateway in
+            let reader = try FeedbackSamples.reader(gateway.feedbackService) { $0.streamBufferLimit = 64 }
+            var received: [FeedbackRecord] = []
+            for try await record in reader.records() {
+                received.append(record)
+                if received.count % 1000 == 0 { await Task.yield() }  // a consumer slower than the reads
+            }
+            #expect(received == records)
         }
-        #expect(received == records)
     }
 
     @Test func breakingOutOfTheStreamClosesTheConnection() async throws {
@@ -211,33 +211,36 @@ import Testing
 /// Certificate problems over real TLS.
 @Suite struct FeedbackReaderTrustTests {
     @Test func untrustedServerIsRefused() async throws {
-        let gateway = try TestGateway(feedback: FeedbackSamples.records(1))
-        defer { gateway.stop() }
-        let untrusted = Certificate.certificates(pemRepresentation: Fixtures.bytes(Fixtures.certs("untrusted-ca.pem")))
-        let result = try await FeedbackSamples.reader(gateway.feedbackService, trust: untrusted).read()
-        #expect(result.failure?.code == .serverUntrusted)
-        #expect(result.records.isEmpty)
-        // Nothing was handed out, so nothing was cleared.
-        #expect(try await FeedbackSamples.reader(gateway.feedbackService).read().records == FeedbackSamples.records(1))
+        try await withTestGateway(feedback: FeedbackSamples.records(1)) { gateway in
+            let untrusted = Certificate.certificates(
+                pemRepresentation: Fixtures.bytes(Fixtures.certs("untrusted-ca.pem")))
+            let result = try await FeedbackSamples.reader(gateway.feedbackService, trust: untrusted).read()
+            #expect(result.failure?.code == .serverUntrusted)
+            #expect(result.records.isEmpty)
+            // Nothing was handed out, so nothing was cleared.
+            #expect(
+                try await FeedbackSamples.reader(gateway.feedbackService).read().records == FeedbackSamples.records(1))
+        }
     }
 
     @Test func clientCertificateFromAnotherCAIsRejected() async throws {
-        let gateway = try TestGateway(feedback: FeedbackSamples.records(1))
-        defer { gateway.stop() }
-        let stranger = try ClientIdentity(pkcs12: Fixtures.bytes(Fixtures.certs("untrusted.p12")), passphrase: "secret")
-        let result = try await FeedbackSamples.reader(gateway.feedbackService, identity: stranger).read()
-        #expect(result.failure?.code == .certificateRejected)
-        #expect(result.records.isEmpty)
+        try await withTestGateway(feedback: FeedbackSamples.records(1)) { gateway in
+            let stranger = try ClientIdentity(
+                pkcs12: Fixtures.bytes(Fixtures.certs("untrusted.p12")), passphrase: "secret")
+            let result = try await FeedbackSamples.reader(gateway.feedbackService, identity: stranger).read()
+            #expect(result.failure?.code == .certificateRejected)
+            #expect(result.records.isEmpty)
+        }
     }
 
     @Test func legacyRC2P12WorksForFeedback() async throws {
-        let gateway = try TestGateway(feedback: FeedbackSamples.records(2))
-        defer { gateway.stop() }
-        let legacy = try ClientIdentity(
-            pkcs12: Fixtures.bytes(Fixtures.certs("universal-legacy.p12")), passphrase: "secret")
-        let result = try await FeedbackSamples.reader(gateway.feedbackService, identity: legacy).read()
-        #expect(result.failure == nil)
-        #expect(result.records == FeedbackSamples.records(2))
+        try await withTestGateway(feedback: FeedbackSamples.records(2)) { gateway in
+            let legacy = try ClientIdentity(
+                pkcs12: Fixtures.bytes(Fixtures.certs("universal-legacy.p12")), passphrase: "secret")
+            let result = try await FeedbackSamples.reader(gateway.feedbackService, identity: legacy).read()
+            #expect(result.failure == nil)
+            #expect(result.records == FeedbackSamples.records(2))
+        }
     }
 
     @Test func nothingListeningIsAConnectionFailure() async throws {

@@ -19,10 +19,14 @@ struct TestGateway {
     static let clientIdentity = try! ClientIdentity(
         pkcs12: Fixtures.bytes(Fixtures.certs("universal-modern.p12")), passphrase: "secret")
 
-    init(
+    /// Starts a simulator with the fixture certificates on free ports. Prefer
+    /// ``withTestGateway(faults:feedback:maximumPayloadSize:configure:isolation:_:)``, which also
+    /// stops it.
+    static func start(
         faults: SimulatorFaults = SimulatorFaults(), feedback: [FeedbackRecord] = [], maximumPayloadSize: Int = 2048,
-        configure: (inout GatewaySimulator.Configuration) -> Void = { _ in }
-    ) throws {
+        configure: (inout GatewaySimulator.Configuration) -> Void = { _ in },
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws -> TestGateway {
         var configuration = GatewaySimulator.Configuration(identity: Self.serverIdentity, clientTrust: Self.ca)
         configuration.port = 0
         configuration.feedbackPort = 0
@@ -35,10 +39,9 @@ struct TestGateway {
         configuration.recorder = recorder
         configuration.events = { event in events.update { $0.append(event) } }
         configure(&configuration)
-        simulator = try GatewaySimulator(configuration: configuration)
-        endpoints = try simulator.start()
-        self.recorder = recorder
-        self.events = events
+        let simulator = try GatewaySimulator(configuration: configuration)
+        let endpoints = try await simulator.start()
+        return TestGateway(simulator: simulator, endpoints: endpoints, recorder: recorder, events: events)
     }
 
     /// A client configuration for this gateway, tuned for fast tests (short backoff and idle delay).
@@ -57,19 +60,23 @@ struct TestGateway {
         return configuration
     }
 
-    func stop() { simulator.stop() }
+    /// Stops the simulator (again, if it was stopped already).
+    func stop() async { await simulator.stop() }
 
     /// `count` distinct indexes in 1...`range`, chosen reproducibly from `seed`, and a gateway that
     /// rejects their tokens with status 8 after sitting on each error for 50 ms (the client keeps
-    /// writing meanwhile).
-    static func withBadTokens(_ count: Int, in range: Int, seed: UInt64) throws -> (TestGateway, Set<Int>) {
+    /// writing meanwhile), for the duration of `body`.
+    static func withBadTokens<Result>(
+        _ count: Int, in range: Int, seed: UInt64, isolation: isolated (any Actor)? = #isolation,
+        _ body: (TestGateway, Set<Int>) async throws -> Result
+    ) async throws -> Result {
         var generator = SplitMix64(seed: seed)
         var bad = Set<Int>()
         while bad.count < count { bad.insert(Int(generator.next() % UInt64(range)) + 1) }
         var faults = SimulatorFaults()
         for index in bad { faults.failingTokens[notification(index).token] = .invalidToken }
         faults.errorResponseDelay = .milliseconds(50)
-        return (try TestGateway(faults: faults), bad)
+        return try await withTestGateway(faults: faults) { gateway in try await body(gateway, bad) }
     }
 
     /// A notification to a deterministic token for `index` (the token's last 8 bytes are `index`).
@@ -87,5 +94,24 @@ struct TestGateway {
         notification.token.withUnsafeBytes {
             Int(UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self)))
         }
+    }
+}
+
+/// Runs `body` with a started ``TestGateway`` and stops it however `body` ends: the scoped fixture
+/// every simulator test uses.
+func withTestGateway<Result>(
+    faults: SimulatorFaults = SimulatorFaults(), feedback: [FeedbackRecord] = [], maximumPayloadSize: Int = 2048,
+    configure: (inout GatewaySimulator.Configuration) -> Void = { _ in }, isolation: isolated (any Actor)? = #isolation,
+    _ body: (TestGateway) async throws -> Result
+) async throws -> Result {
+    let gateway = try await TestGateway.start(
+        faults: faults, feedback: feedback, maximumPayloadSize: maximumPayloadSize, configure: configure)
+    do {
+        let result = try await body(gateway)
+        await gateway.stop()
+        return result
+    } catch {
+        await gateway.stop()
+        throw error
     }
 }

@@ -56,39 +56,39 @@ import Testing
     }
 
     @Test func garbageGetsStatus128AndTheSimulatorKeepsServing() async throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let session = try Self.tlsConnection(gateway)
-        var garbage: [UInt8] = [0x03]
-        var generator = SplitMix64(seed: 3)
-        for _ in 0..<2000 { garbage.append(UInt8(truncatingIfNeeded: generator.next())) }
-        let answer = Self.exchange(session, garbage)
-        #expect(answer == ErrorResponse(status: .protocolError, identifier: 0).bytes)
-        #expect(try await Self.healthy(gateway))
+        try await withTestGateway { gateway in
+            let session = try Self.tlsConnection(gateway)
+            var garbage: [UInt8] = [0x03]
+            var generator = SplitMix64(seed: 3)
+            for _ in 0..<2000 { garbage.append(UInt8(truncatingIfNeeded: generator.next())) }
+            let answer = Self.exchange(session, garbage)
+            #expect(answer == ErrorResponse(status: .protocolError, identifier: 0).bytes)
+            #expect(try await Self.healthy(gateway))
+        }
     }
 
     @Test func aHostileFrameLengthIsAnsweredAtOnceWithoutBuffering() async throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let session = try Self.tlsConnection(gateway)
-        // Item frame claiming 4 GiB, then a payload item header claiming 60,000 bytes.
-        var frame: [UInt8] = [0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0x03, 0x00, 0x04, 0x00, 0x00, 0x00, 0x2A]
-        frame += [0x02, 0xEA, 0x60]
-        let answer = Self.exchange(session, frame)
-        #expect(answer == ErrorResponse(status: .invalidPayloadSize, identifier: 42).bytes)
-        #expect(try await Self.healthy(gateway))
+        try await withTestGateway { gateway in
+            let session = try Self.tlsConnection(gateway)
+            // Item frame claiming 4 GiB, then a payload item header claiming 60,000 bytes.
+            var frame: [UInt8] = [0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0x03, 0x00, 0x04, 0x00, 0x00, 0x00, 0x2A]
+            frame += [0x02, 0xEA, 0x60]
+            let answer = Self.exchange(session, frame)
+            #expect(answer == ErrorResponse(status: .invalidPayloadSize, identifier: 42).bytes)
+            #expect(try await Self.healthy(gateway))
+        }
     }
 
     @Test func aClientStalledMidFrameIsDroppedAfterTheIdleTimeoutWhileOthersAreServed() async throws {
-        let gateway = try TestGateway { $0.idleTimeout = .milliseconds(500) }
-        defer { gateway.stop() }
-        let stalled = try Self.tlsConnection(gateway)
-        let half = Array(FrameFixtures.notifications[1].bin.prefix(20))
-        _ = half.withUnsafeBytes { stalled.write($0) }
-        #expect(try await Self.healthy(gateway))  // served while the other connection stalls
-        let answer = Self.readUntilClosed(stalled, timeout: 5)
-        #expect(answer.isEmpty)  // closed without a word: half a frame is nothing to answer
-        #expect(gateway.events.get().contains { if case .idleTimeout = $0 { return true } else { return false } })
+        try await withTestGateway(configure: { $0.idleTimeout = .milliseconds(500) }) { gateway in
+            let stalled = try Self.tlsConnection(gateway)
+            let half = Array(FrameFixtures.notifications[1].bin.prefix(20))
+            _ = half.withUnsafeBytes { stalled.write($0) }
+            #expect(try await Self.healthy(gateway))  // served while the other connection stalls
+            let answer = Self.readUntilClosed(stalled, timeout: 5)
+            #expect(answer.isEmpty)  // closed without a word: half a frame is nothing to answer
+            #expect(gateway.events.get().contains { if case .idleTimeout = $0 { return true } else { return false } })
+        }
     }
 
     @Test(arguments: [
@@ -97,46 +97,46 @@ import Testing
         [UInt8](),  // connect and hang up
     ])
     func aBrokenHandshakeDoesNotDisturbOthers(_ bytes: [UInt8]) async throws {
-        let gateway = try TestGateway { $0.handshakeTimeout = .seconds(1) }
-        defer { gateway.stop() }
-        let socket = try Socket.connect(host: "127.0.0.1", port: gateway.endpoints.gateway.port, timeout: 5)
-        if !bytes.isEmpty { _ = bytes.withUnsafeBytes { send(socket.descriptor, $0.baseAddress, $0.count, 0) } }
-        socket.close()
-        #expect(try await Self.healthy(gateway))
-        let deadline = Monotonic.now() + 5
-        while gateway.simulator.statistics.handshakeFailures < 1, Monotonic.now() < deadline { usleep(10_000) }
-        #expect(gateway.simulator.statistics.handshakeFailures == 1)
+        try await withTestGateway(configure: { $0.handshakeTimeout = .seconds(1) }) { gateway in
+            let socket = try Socket.connect(host: "127.0.0.1", port: gateway.endpoints.gateway.port, timeout: 5)
+            if !bytes.isEmpty { _ = bytes.withUnsafeBytes { send(socket.descriptor, $0.baseAddress, $0.count, 0) } }
+            socket.close()
+            #expect(try await Self.healthy(gateway))
+            let deadline = Monotonic.now() + 5
+            while gateway.simulator.statistics.handshakeFailures < 1, Monotonic.now() < deadline { usleep(10_000) }
+            #expect(gateway.simulator.statistics.handshakeFailures == 1)
+        }
     }
 
     @Test func connectionsBeyondTheLimitAreRefusedAndServingResumesAfterwards() async throws {
-        let gateway = try TestGateway { $0.maximumConnections = 1 }
-        defer { gateway.stop() }
-        let holder = try Self.tlsConnection(gateway)
-        // The second connection is closed at once (before or during its handshake).
-        let context = try TLSContext.client(
-            TLSConfiguration(identity: TestGateway.clientIdentity, trust: .certificates(TestGateway.ca)))
-        var refused = false
-        if let second = try? TLSSession.connect(to: gateway.endpoints.gateway, context: context, timeout: 5) {
-            let answer = Self.exchange(second, FrameFixtures.notifications[1].bin, timeout: 2)
-            refused = answer.isEmpty
-        } else {
-            refused = true
+        try await withTestGateway(configure: { $0.maximumConnections = 1 }) { gateway in
+            let holder = try Self.tlsConnection(gateway)
+            // The second connection is closed at once (before or during its handshake).
+            let context = try TLSContext.client(
+                TLSConfiguration(identity: TestGateway.clientIdentity, trust: .certificates(TestGateway.ca)))
+            var refused = false
+            if let second = try? TLSSession.connect(to: gateway.endpoints.gateway, context: context, timeout: 5) {
+                let answer = Self.exchange(second, FrameFixtures.notifications[1].bin, timeout: 2)
+                refused = answer.isEmpty
+            } else {
+                refused = true
+            }
+            #expect(refused)
+            #expect(gateway.events.get().contains { if case .refused = $0 { return true } else { return false } })
+            holder.close()
+            let deadline = Monotonic.now() + 5
+            var served = false
+            while !served, Monotonic.now() < deadline { served = try await Self.healthy(gateway) }
+            #expect(served)
         }
-        #expect(refused)
-        #expect(gateway.events.get().contains { if case .refused = $0 { return true } else { return false } })
-        holder.close()
-        let deadline = Monotonic.now() + 5
-        var served = false
-        while !served, Monotonic.now() < deadline { served = try await Self.healthy(gateway) }
-        #expect(served)
     }
 
-    @Test func aSimpleFrameWithABadTokenClosesWithoutAnErrorResponseAsApplesDid() throws {
-        let gateway = try TestGateway()
-        defer { gateway.stop() }
-        let session = try Self.tlsConnection(gateway)
-        let bad = FrameFixtures.malformed.first { $0.name == "malformed-simple-token-length-zero" }!.bin
-        #expect(Self.exchange(session, bad).isEmpty)
-        #expect(gateway.simulator.statistics.rejected == 1)
+    @Test func aSimpleFrameWithABadTokenClosesWithoutAnErrorResponseAsApplesDid() async throws {
+        try await withTestGateway { gateway in
+            let session = try Self.tlsConnection(gateway)
+            let bad = FrameFixtures.malformed.first { $0.name == "malformed-simple-token-length-zero" }!.bin
+            #expect(Self.exchange(session, bad).isEmpty)
+            #expect(gateway.simulator.statistics.rejected == 1)
+        }
     }
 }
