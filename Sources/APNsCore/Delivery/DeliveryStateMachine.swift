@@ -123,6 +123,8 @@ public struct DeliveryStateMachine: Sendable {
         var writeCount: Int = 0
         /// Written on a connection that closed without a verdict.
         var possiblyDelivered = false
+        /// Already named in ``SendReport/possiblyDuplicated``.
+        var listedAsDuplicate = false
 
         var wireIdentifier: UInt32 { UInt32(truncatingIfNeeded: position) }
     }
@@ -238,9 +240,18 @@ public struct DeliveryStateMachine: Sendable {
                 if !retry.isEmpty {
                     var entry = retry.removeFirst()
                     entry.writeCount += 1
-                    inFlight.append(entry)
                     report.resent += 1
-                    if entry.possiblyDelivered { report.possibleDuplicates += 1 }
+                    if entry.possiblyDelivered {
+                        report.possibleDuplicates += 1
+                        if !entry.listedAsDuplicate {
+                            entry.listedAsDuplicate = true
+                            report.possiblyDuplicated.append(
+                                PossibleDuplicate(
+                                    position: entry.position, identifier: entry.notification.identifier,
+                                    token: entry.notification.token))
+                        }
+                    }
+                    inFlight.append(entry)
                     return .resend(wireIdentifier: entry.wireIdentifier, notification: entry.notification)
                 }
                 if inputIsOpen { return .writeNew }

@@ -44,11 +44,32 @@ public struct UnconfirmedNotification: Hashable, Sendable {
     }
 }
 
+/// A notification that was written again after a connection that carried it closed without a
+/// verdict: that gateway may have delivered it already, so the device may see it twice.
+public struct PossibleDuplicate: Hashable, Sendable {
+    /// The 1-based position in the input sequence.
+    public var position: UInt64
+    /// The caller's identifier, if it had one.
+    public var identifier: UInt32?
+    /// The device token it went to.
+    public var token: DeviceToken
+
+    /// Creates an entry.
+    public init(position: UInt64, identifier: UInt32?, token: DeviceToken) {
+        self.position = position
+        self.identifier = identifier
+        self.token = token
+    }
+}
+
 /// What happened to every notification of one `PushClient.send(_:)` call.
 ///
-/// Every notification taken from the input ends in exactly one of: ``accepted`` (confirmed by the
-/// gateway), ``rejected`` (refused, with a status), or ``unconfirmed`` (fate unknown or not sent,
-/// never counted as success). So `sent == accepted + rejected.count + unconfirmed.count`.
+/// Every notification taken from the input ends in exactly one bucket: ``accepted`` (confirmed
+/// by the gateway), ``rejected`` (refused, with a status), ``unknownFate`` (written, then its
+/// connection was lost without a verdict: it may or may not have been delivered), or ``notSent``
+/// (taken from the input but never written: certainly not delivered). The last two together are
+/// ``unconfirmed``, so `sent == accepted + rejected.count + unconfirmed.count`; none of them is
+/// ever counted as success.
 public struct SendReport: Hashable, Sendable {
     /// Notifications taken from the input.
     public var sent: Int = 0
@@ -56,13 +77,16 @@ public struct SendReport: Hashable, Sendable {
     public var accepted: Int = 0
     /// Notifications the gateway refused.
     public var rejected: [Rejection] = []
-    /// Notifications that could not be confirmed.
+    /// Notifications that could not be confirmed: ``unknownFate`` and ``notSent`` together.
     public var unconfirmed: [UnconfirmedNotification] = []
     /// Frames written again after an error response, a shutdown or a silent close.
     public var resent: Int = 0
     /// Resent notifications that had been written on a connection that closed without a verdict:
-    /// the gateway may have delivered them already, so the device may see them twice.
+    /// the gateway may have delivered them already, so the device may see them twice. Counts every
+    /// such resend; ``possiblyDuplicated`` names the notifications.
     public var possibleDuplicates: Int = 0
+    /// The notifications behind ``possibleDuplicates``, each once, in the order of their first resend.
+    public var possiblyDuplicated: [PossibleDuplicate] = []
     /// Gateway connections opened.
     public var connections: Int = 0
     /// Wall-clock duration of the send, in seconds.
@@ -77,6 +101,13 @@ public struct SendReport: Hashable, Sendable {
     /// True when every notification was accepted: no rejections, nothing unconfirmed, no failure.
     public var isCompleteSuccess: Bool { failure == nil && rejected.isEmpty && unconfirmed.isEmpty }
 
+    /// Of ``unconfirmed``, the ones that were written to a gateway: they may or may not have been
+    /// delivered (sending them again may duplicate them).
+    public var unknownFate: [UnconfirmedNotification] { unconfirmed.filter(\.wasWritten) }
+
+    /// Of ``unconfirmed``, the ones never written: certainly not delivered, safe to send again.
+    public var notSent: [UnconfirmedNotification] { unconfirmed.filter { !$0.wasWritten } }
+
     /// Adds another connection's report (for sends over several connections).
     public mutating func merge(_ other: SendReport) {
         sent += other.sent
@@ -85,6 +116,7 @@ public struct SendReport: Hashable, Sendable {
         unconfirmed += other.unconfirmed
         resent += other.resent
         possibleDuplicates += other.possibleDuplicates
+        possiblyDuplicated += other.possiblyDuplicated
         connections += other.connections
         if failure == nil { failure = other.failure }
     }

@@ -1,11 +1,12 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
-/// The hand-over between the caller's (async) input and the connection threads.
+/// The hand-over between the caller's input and the connection threads.
 ///
-/// The producer pushes batches and is suspended, not blocked, while the queue is full, so memory
-/// stays bounded however long the input is. Connection threads take notifications in small
+/// A producer thread (for a `Sequence`) pushes batches and blocks while the queue is full; an
+/// asynchronous input pushes element by element and is suspended, not blocked, meanwhile. Either
+/// way memory stays bounded however long the input is. Connection threads take notifications in small
 /// batches and number them: the position (1-based, in input order) is the notification's identity
 /// for the whole send.
 package final class NotificationSource: @unchecked Sendable {
@@ -25,17 +26,17 @@ package final class NotificationSource: @unchecked Sendable {
         self.capacity = Swift.max(1, capacity)
     }
 
-    /// Adds a batch; suspends while the queue is full. Returns false when taking has stopped (the
-    /// producer should stop reading its input).
-    package func push(_ batch: [PushNotification]) async -> Bool {
-        let accepted: Bool = lock.withLock {
+    /// Adds a batch from a producer thread (never from the cooperative pool), blocking while the
+    /// queue is full. Returns false when taking has stopped.
+    package func pushWaiting(_ batch: [PushNotification]) -> Bool {
+        lock.withLock {
             guard !stopped else { return false }
             batches.append(batch)
             queued += batch.count
             lock.broadcast()
-            return true
+            while queued >= capacity, !stopped { _ = lock.wait(timeout: 1) }
+            return !stopped
         }
-        return accepted ? await waitForSpace() : false
     }
 
     /// Adds one notification, visible to the connection threads at once (an asynchronous input
@@ -128,6 +129,7 @@ package final class NotificationSource: @unchecked Sendable {
                 }
             }
             queued -= taken
+            lock.broadcast()  // a producer thread may be waiting for space
             if queued < capacity, spaceWaiter != nil {
                 waiter = spaceWaiter
                 spaceWaiter = nil

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Sends notifications over the legacy binary interface, and accounts for every one.
 ///
@@ -80,22 +80,27 @@ public struct PushClient: Sendable {
     }
 
     /// Sends every notification of a sequence.
+    ///
+    /// The sequence is iterated on a thread of its own, so a sequence that reads files or
+    /// computes its elements never blocks Swift's cooperative pool; it is read only as fast as the
+    /// gateway takes notifications.
     public func send<Input: Sequence & Sendable>(_ notifications: Input) async -> SendReport
     where Input.Element == PushNotification {
         await run { source in
-            // Iterated synchronously, suspending only when handing over a batch.
-            var iterator = notifications.makeIterator()
-            var batch: [PushNotification] = []
-            batch.reserveCapacity(Self.batchSize)
-            while let notification = iterator.next() {
-                batch.append(notification)
-                if batch.count == Self.batchSize {
-                    guard await source.push(batch) else { return nil }
-                    batch.removeAll(keepingCapacity: true)
+            await OSThread.run(name: "apns-input") {
+                var iterator = notifications.makeIterator()
+                var batch: [PushNotification] = []
+                batch.reserveCapacity(Self.batchSize)
+                while let notification = iterator.next() {
+                    batch.append(notification)
+                    if batch.count == Self.batchSize {
+                        guard source.pushWaiting(batch) else { return nil }
+                        batch.removeAll(keepingCapacity: true)
+                    }
                 }
+                if !batch.isEmpty { _ = source.pushWaiting(batch) }
+                return nil
             }
-            if !batch.isEmpty { _ = await source.push(batch) }
-            return nil
         }
     }
 

@@ -1,4 +1,4 @@
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Parses a command line against a ``CommandSpec``.
 ///

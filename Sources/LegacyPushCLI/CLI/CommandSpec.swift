@@ -1,4 +1,4 @@
-package import APNsRuntime
+internal import APNsRuntime
 
 /// The declarative description of one subcommand. The same table drives parsing and `--help`,
 /// so the two cannot drift apart.
@@ -37,6 +37,8 @@ struct OptionSpec: Sendable {
     var help: String
     /// Shown as "(default: ...)".
     var defaultValue: String? = nil
+    /// Shown without brackets in USAGE.
+    var isRequired = false
 
     static func flag(_ name: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, kind: .flag, help: help)

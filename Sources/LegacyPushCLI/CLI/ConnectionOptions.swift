@@ -1,24 +1,28 @@
-package import APNsRuntime
+internal import APNsRuntime
 import LegacyAPNs
 
 /// `--sandbox`, `--gateway`/`--feedback`, `--ca-file`: where to connect and whom to trust.
 enum ConnectionOptions {
+    /// `--sandbox`.
+    static let sandbox = Flag("sandbox", help: "Use Apple's sandbox host instead of production.")
+    /// `--ca-file`.
+    static let caFile = Option<String>.text(
+        "ca-file", "path",
+        help: "Trust the CA certificates in this PEM file for the server instead of the system store. The host "
+            + "name is still verified.")
+
+    /// `--gateway` or `--feedback`.
+    static func address(_ name: String, defaultPort: Int) -> Option<Endpoint> {
+        .endpoint(name, help: "Connect here instead (e.g. a local simulator: 127.0.0.1:\(defaultPort)).")
+    }
+
     static func options(addressOption: String, defaultPort: Int) -> [OptionSpec] {
-        [
-            .flag("sandbox", "Use Apple's sandbox host instead of production."),
-            .value(
-                addressOption, "host:port",
-                "Connect here instead (e.g. a local simulator: 127.0.0.1:\(defaultPort))."),
-            .value(
-                "ca-file", "path",
-                "Trust the CA certificates in this PEM file for the server instead of the system store. The host "
-                    + "name is still verified."),
-        ]
+        [sandbox.spec, address(addressOption, defaultPort: defaultPort).spec, caFile.spec]
     }
 
     /// The trust for the server certificate.
     static func trust(_ arguments: ParsedArguments) throws -> TLSConfiguration.Trust {
-        guard let path = arguments.value("ca-file") else { return .systemDefault }
+        guard let path = try arguments.value(caFile) else { return .systemDefault }
         let bytes = try Files.read(path, limit: 16 * 1024 * 1024)
         do {
             return try .pem(bytes)
@@ -31,16 +35,12 @@ enum ConnectionOptions {
     static func endpoint(_ arguments: ParsedArguments, addressOption: String, production: Endpoint, sandbox: Endpoint)
         throws -> Endpoint
     {
-        if let text = arguments.value(addressOption) {
-            if arguments.flag("sandbox") {
+        if let endpoint = try arguments.value(address(addressOption, defaultPort: 0)) {
+            if arguments.isSet(self.sandbox) {
                 throw CLIError.usage("give either --\(addressOption) or --sandbox, not both")
             }
-            do {
-                return try Endpoint(parsing: text)
-            } catch let error as LegacyAPNsError {
-                throw CLIError.usage("--\(addressOption): \(error.reason)")
-            }
+            return endpoint
         }
-        return arguments.flag("sandbox") ? sandbox : production
+        return arguments.isSet(self.sandbox) ? sandbox : production
     }
 }

@@ -1,4 +1,4 @@
-package import APNsRuntime
+internal import APNsRuntime
 import LegacyAPNs
 
 #if canImport(Glibc)
@@ -8,29 +8,32 @@ import LegacyAPNs
 /// The credential options shared by every command that reads a certificate: `--cert`, `--key`,
 /// `--passphrase-env`, `--passphrase-file`, and how they turn into a passphrase and an identity.
 enum CredentialOptions {
+    /// `--cert`.
+    static let certificate = Option<String>.text(
+        "cert", "path", help: "The certificate: a .p12/.pfx file, or PEM holding the certificate (and possibly the key).")
+    /// `--key`.
+    static let key = Option<String>.text("key", "path", help: "The PEM private key, when it is not inside --cert.")
+    /// `--passphrase-env`.
+    static let passphraseEnvironment = Option<String>.text(
+        "passphrase-env", "name",
+        help: "Read the .p12 or key passphrase from this environment variable. With neither passphrase option: "
+            + "a prompt when stdin is a terminal, else the empty passphrase.")
+    /// `--passphrase-file`.
+    static let passphraseFile = Option<String>.text(
+        "passphrase-file", "path", help: "Read the passphrase from this file (one trailing newline is ignored).")
+
     /// `--cert`, `--key` and the passphrase pair (for `send`, `feedback`, `serve`).
-    static let all: [OptionSpec] =
-        [
-            .value(
-                "cert", "path",
-                "The certificate: a .p12/.pfx file, or PEM holding the certificate (and possibly the key)."),
-            .value("key", "path", "The PEM private key, when it is not inside --cert."),
-        ] + passphraseOnly
+    static let all: [OptionSpec] = [certificate.spec, key.spec] + passphraseOnly
 
     /// Only `--passphrase-env` and `--passphrase-file` (for `convert`, `inspect`).
-    static let passphraseOnly: [OptionSpec] = [
-        .value(
-            "passphrase-env", "name",
-            "Read the .p12 or key passphrase from this environment variable. With neither passphrase option: "
-                + "a prompt when stdin is a terminal, else the empty passphrase."),
-        .value("passphrase-file", "path", "Read the passphrase from this file (one trailing newline is ignored)."),
-    ]
+    static let passphraseOnly: [OptionSpec] = [passphraseEnvironment.spec, passphraseFile.spec]
 
     /// The passphrase the options name, or nil when neither option is given.
     ///
     /// - Throws: ``CLIError`` when both are given, the variable is not set, or the file is unreadable.
     static func explicitPassphrase(_ arguments: ParsedArguments) throws -> String? {
-        try passphrase(environment: arguments.value("passphrase-env"), file: arguments.value("passphrase-file"))
+        try passphrase(
+            environment: arguments.value(passphraseEnvironment), file: arguments.value(passphraseFile))
     }
 
     /// The passphrase for the credentials at `path`: from `--passphrase-env` or
@@ -70,10 +73,10 @@ enum CredentialOptions {
     /// - Throws: ``CLIError`` for a missing option or unreadable file, ``LegacyAPNsError`` (naming
     ///   the file) for a wrong passphrase, damaged file, missing key or mismatching key.
     static func loadIdentity(_ arguments: ParsedArguments, console: Console) throws -> ClientIdentity {
-        let certPath = try arguments.required("cert")
-        let credentials = try loadCredentials(
-            certPath, keyPath: arguments.value("key"), arguments: arguments, console: console)
-        return try identity(credentials, certPath: certPath, keyPath: arguments.value("key"))
+        let certPath = try arguments.required(certificate)
+        let keyPath = try arguments.value(key)
+        let credentials = try loadCredentials(certPath, keyPath: keyPath, arguments: arguments, console: console)
+        return try identity(credentials, certPath: certPath, keyPath: keyPath)
     }
 
     /// Turns loaded credentials into an identity, naming the files in the errors.

@@ -1,4 +1,4 @@
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Renders `--help` in swift-argument-parser's layout: OVERVIEW, USAGE, ARGUMENTS, OPTIONS,
 /// SUBCOMMANDS.
@@ -51,7 +51,7 @@ enum HelpFormatter {
             var part = "--\(option.name)"
             if let valueName = option.valueName { part += " <\(valueName)>" }
             if option.isRepeatable { part += " ..." }
-            parts.append("[\(part)]")
+            parts.append(option.isRequired ? part : "[\(part)]")
         }
         for argument in command.arguments {
             parts.append(argument.isOptional ? "[<\(argument.name)>]" : "<\(argument.name)>")

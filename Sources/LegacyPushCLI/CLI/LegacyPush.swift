@@ -1,4 +1,4 @@
-package import APNsRuntime
+internal import APNsRuntime
 import LegacyAPNs
 
 #if canImport(Glibc)

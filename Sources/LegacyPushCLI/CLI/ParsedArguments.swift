@@ -1,4 +1,4 @@
-package import APNsRuntime
+internal import APNsRuntime
 import LegacyAPNs
 
 /// The result of parsing one command line against a ``CommandSpec``, with typed accessors that
@@ -11,6 +11,37 @@ struct ParsedArguments: Sendable {
 
     /// Whether a flag was given.
     func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    // MARK: Typed options
+
+    /// Whether the flag was given.
+    func isSet(_ flag: Flag) -> Bool { flags.contains(flag.name) }
+
+    /// Whether the option was given (its default does not count).
+    func has<Value>(_ option: Option<Value>) -> Bool { values[option.name] != nil }
+
+    /// The option's value: as given, else its default, else nil.
+    func value<Value>(_ option: Option<Value>) throws -> Value? {
+        guard let text = values[option.name]?.last else { return option.defaultValue }
+        return try option.parse(text)
+    }
+
+    /// The option's value, given or defaulted; missing is a usage error naming it.
+    func required<Value>(_ option: Option<Value>) throws -> Value {
+        guard let value = try value(option) else { throw CLIError.usage("missing --\(option.name)") }
+        return value
+    }
+
+    /// Every value of a repeatable option, in order.
+    func values<Value>(_ option: RepeatedOption<Value>) throws -> [Value] {
+        try (values[option.name] ?? []).map(option.parse)
+    }
+
+    /// Whether the repeatable option was given at all.
+    func has<Value>(_ option: RepeatedOption<Value>) -> Bool { values[option.name] != nil }
+
+    /// The names of the given ones among `names` (for "cannot be combined" checks).
+    func given(_ names: [String]) -> [String] { names.filter { has($0) } }
 
     /// Whether an option was given at all.
     func has(_ name: String) -> Bool { flags.contains(name) || values[name] != nil }

@@ -1,4 +1,4 @@
-package import APNsRuntime
+internal import APNsRuntime
 import LegacyAPNs
 
 /// `legacy-push convert`: PKCS#12 to PEM and back, DER `.cer` to PEM, legacy or modern encryption.

@@ -1,4 +1,4 @@
-package import APNsRuntime
+internal import APNsRuntime
 import LegacyAPNs
 
 /// `legacy-push frame encode` and `legacy-push frame decode`: byte-level work on frames.

@@ -400,3 +400,29 @@ extension DeliveryStateMachine {
         #expect(action == expected, sourceLocation: sourceLocation)
     }
 }
+
+@Suite struct DeliveryStateMachineDuplicateTests {
+    @Test func possiblyDuplicatedNotificationsAreNamedOnceEach() {
+        var machine = DeliveryStateMachineTests.machine(attempts: 5, failures: 10)
+        DeliveryStateMachineTests.connectAndWrite(&machine, 1...3)
+        machine.inputFinished()
+        machine.closed(.unexpected(reason: "reset"))  // 1, 2, 3 may have been delivered
+        machine.expectNext(.connect(delay: .milliseconds(100)))
+        machine.connected()
+        DeliveryStateMachineTests.expectResends(&machine, [1])  // the window halved to one
+        machine.expectNext(.writeBarrier(wireIdentifier: 3 &+ DeliveryStateMachineTests.barrierOffset))
+        machine.closed(.unexpected(reason: "reset"))  // #1 resent and lost again
+        machine.expectNext(.connect(delay: .milliseconds(200)))
+        machine.connected()
+        DeliveryStateMachineTests.expectResends(&machine, [1])
+        DeliveryStateMachineTests.confirm(&machine, highest: 3)
+        machine.expectNext(.connect(delay: .zero))
+        machine.connected()
+        DeliveryStateMachineTests.expectResends(&machine, [2, 3])
+        DeliveryStateMachineTests.confirm(&machine, highest: 3)
+        machine.expectNext(.finished)
+        #expect(machine.report.accepted == 3)
+        #expect(machine.report.possibleDuplicates == 4)  // #1 twice, #2 and #3 once
+        #expect(machine.report.possiblyDuplicated.map(\.position) == [1, 2, 3])
+    }
+}

@@ -14,7 +14,7 @@ import Testing
         SendReport, ModelGateway
     ) {
         let source = NotificationSource(capacity: count + 1)
-        _ = await source.push((1...count).map(ModelGateway.notification))
+        _ = source.pushWaiting((1...count).map(ModelGateway.notification))
         source.finish()
         let gateway = ModelGateway(count: count, faults: faults, seed: seed)
         let connection = GatewayConnection(
@@ -62,7 +62,7 @@ import Testing
     @Test func everyFormatIsDecodedByTheGatewayAsWritten() async {
         for format in [FrameFormat.enhanced, .itemized] {
             let source = NotificationSource(capacity: 1_000)
-            _ = await source.push((1...300).map(ModelGateway.notification))
+            _ = source.pushWaiting((1...300).map(ModelGateway.notification))
             source.finish()
             let gateway = ModelGateway(count: 300, faults: .init(badEvery: 50, partialWrite: 0.5), seed: 7)
             let connection = GatewayConnection(

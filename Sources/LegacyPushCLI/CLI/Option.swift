@@ -1,0 +1,156 @@
+import LegacyAPNs
+
+/// A command-line option that takes a value, declared once: its name, the type its value parses
+/// to, its default, its range and its help. The same declaration drives parsing, validation and
+/// `--help` (swift-argument-parser's idea, without property wrappers), so the help's
+/// "(default: ...)" is the default that is used, and a value out of range names the range.
+struct Option<Value: Sendable>: Sendable {
+    /// `--name`.
+    let name: String
+    /// What the value is, in help and errors (`<seconds>`).
+    let valueName: String
+    /// One line (or a few) for `--help`.
+    let help: String
+    /// Used when the option is not given.
+    let defaultValue: Value?
+    /// How help shows the default.
+    let defaultText: String?
+    /// Shown without brackets in USAGE; missing is a usage error.
+    let isRequired: Bool
+    /// Turns the text into a value or throws a ``CLIError`` naming the option and what it expects.
+    let parse: @Sendable (String) throws -> Value
+
+    init(
+        _ name: String, _ valueName: String, help: String, default defaultValue: Value? = nil,
+        defaultText: String? = nil, required: Bool = false, parse: @escaping @Sendable (String) throws -> Value
+    ) {
+        self.name = name
+        self.valueName = valueName
+        self.help = help
+        self.defaultValue = defaultValue
+        self.defaultText = defaultText ?? defaultValue.map { "\($0)" }
+        self.isRequired = required
+        self.parse = parse
+    }
+
+    /// What the parser and the help formatter see.
+    var spec: OptionSpec {
+        OptionSpec(name: name, kind: .value(valueName), help: help, defaultValue: defaultText, isRequired: isRequired)
+    }
+
+    /// The same option with other help (a command may explain a shared option in its own words).
+    func help(_ text: String) -> Option {
+        Option(
+            name, valueName, help: text, default: defaultValue, defaultText: defaultText, required: isRequired,
+            parse: parse)
+    }
+}
+
+/// An option that may be given several times (`--token A --token B`).
+struct RepeatedOption<Value: Sendable>: Sendable {
+    let name: String
+    let valueName: String
+    let help: String
+    let parse: @Sendable (String) throws -> Value
+
+    init(_ name: String, _ valueName: String, help: String, parse: @escaping @Sendable (String) throws -> Value) {
+        self.name = name
+        self.valueName = valueName
+        self.help = help
+        self.parse = parse
+    }
+
+    var spec: OptionSpec { OptionSpec(name: name, kind: .repeatedValue(valueName), help: help) }
+}
+
+/// A `--name` switch without a value.
+struct Flag: Sendable {
+    let name: String
+    let help: String
+
+    init(_ name: String, help: String) {
+        self.name = name
+        self.help = help
+    }
+
+    var spec: OptionSpec { OptionSpec(name: name, kind: .flag, help: help) }
+}
+
+// MARK: - Value types
+
+extension Option where Value == String {
+    /// Any text (a name, a path, a JSON document).
+    static func text(_ name: String, _ valueName: String, help: String, required: Bool = false) -> Option {
+        Option(name, valueName, help: help, required: required) { $0 }
+    }
+}
+
+extension Option {
+    /// A whole number within `range`.
+    static func integer(
+        _ name: String, _ valueName: String = "n", help: String, range: ClosedRange<Value>, default: Value? = nil,
+        defaultText: String? = nil
+    ) -> Option where Value: FixedWidthInteger {
+        Option(name, valueName, help: help, default: `default`, defaultText: defaultText) { text in
+            try ParsedArguments.parseInteger(text, option: "--\(name)", as: Value.self, in: range)
+        }
+    }
+
+    /// One of a fixed set of words, each standing for a value.
+    static func choice(
+        _ name: String, help: String, _ choices: KeyValuePairs<String, Value>, default: Value? = nil
+    ) -> Option where Value: Equatable {
+        let words = choices.map(\.key)
+        let table = Array(choices)
+        let defaultWord = `default`.flatMap { value in table.first { $0.value == value }?.key }
+        return Option(
+            name, words.joined(separator: "|"), help: help, default: `default`, defaultText: defaultWord
+        ) { text in
+            guard let match = table.first(where: { $0.key == text }) else {
+                throw CLIError.usage(
+                    "--\(name) must be one of \(words.joined(separator: ", ")), got '\(text)'"
+                        + ArgumentParser.suggestion(for: text, among: words, prefix: ""))
+            }
+            return match.value
+        }
+    }
+}
+
+extension Option where Value == Duration {
+    /// A number of seconds, fractions allowed; zero only when `allowsZero`.
+    static func seconds(
+        _ name: String, help: String, default: Duration? = nil, defaultText: String? = nil, allowsZero: Bool = false
+    ) -> Option {
+        Option(
+            name, "seconds", help: help, default: `default`,
+            defaultText: defaultText ?? `default`.map { formatSeconds($0) }
+        ) { text in
+            guard let value = Double(text), value.isFinite else {
+                throw CLIError.usage("--\(name) expects a number of seconds, got '\(text)'")
+            }
+            guard allowsZero ? value >= 0 : value > 0 else {
+                throw CLIError.usage("--\(name) must be greater than \(allowsZero ? "or equal to " : "")0, got \(text)")
+            }
+            return .seconds(fractional: value)
+        }
+    }
+
+    /// "0.2", "30".
+    static func formatSeconds(_ duration: Duration) -> String {
+        let seconds = duration.inSeconds
+        return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}
+
+extension Option where Value == Endpoint {
+    /// `HOST:PORT` (IPv6 literals in brackets).
+    static func endpoint(_ name: String, help: String) -> Option {
+        Option(name, "host:port", help: help) { text in
+            do {
+                return try Endpoint(parsing: text)
+            } catch let error as LegacyAPNsError {
+                throw CLIError.usage("--\(name): \(error.reason)")
+            }
+        }
+    }
+}
