@@ -10,7 +10,8 @@ import LegacyAPNs
 enum CredentialOptions {
     /// `--cert`.
     static let certificate = Option<String>.text(
-        "cert", "path", help: "The certificate: a .p12/.pfx file, or PEM holding the certificate (and possibly the key).")
+        "cert", "path",
+        help: "The certificate: a .p12/.pfx file, or PEM holding the certificate (and possibly the key).")
     /// `--key`.
     static let key = Option<String>.text("key", "path", help: "The PEM private key, when it is not inside --cert.")
     /// `--passphrase-env`.

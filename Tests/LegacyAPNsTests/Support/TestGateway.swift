@@ -56,7 +56,8 @@ struct TestGateway {
                 maximumConsecutiveFailures: 4))
         configuration.connectTimeout = .seconds(5)
         configuration.verdictTimeout = .seconds(5)
-        configuration.idleConfirmationDelay = .seconds(1)  // the default: no barrier when a loaded machine starves the producer a moment
+        // The default: no barrier when a loaded machine starves the producer for a moment.
+        configuration.idleConfirmationDelay = .seconds(1)
         return configuration
     }
 
