@@ -53,6 +53,8 @@ public struct NotificationLineParser: Sendable {
         public var payload: UnsafeRawBufferPointer
         /// The line's `id`, or its line number.
         public var identifier: UInt32
+        /// The line's `id` if it has one (nil: ``identifier`` is the line number).
+        public var givenIdentifier: UInt32?
         /// The line's `expiry`, if any.
         public var expiration: Expiration?
         /// The line's `priority`, if any.
@@ -62,6 +64,7 @@ public struct NotificationLineParser: Sendable {
             token = fields.token
             self.payload = payload
             identifier = fields.identifier
+            givenIdentifier = fields.givenIdentifier
             expiration = fields.expiration
             priority = fields.priority
         }
@@ -88,6 +91,7 @@ public struct NotificationLineParser: Sendable {
         /// The payload when it was given as a JSON string (then decoded and validated).
         var decodedPayload: [UInt8]?
         var identifier: UInt32
+        var givenIdentifier: UInt32?
         var expiration: Expiration?
         var priority: Priority?
 
@@ -99,14 +103,36 @@ public struct NotificationLineParser: Sendable {
         }
     }
 
+    /// Why a line is not a notification: its number, and what is wrong in words without the
+    /// number (so a caller that numbers lines differently can say "line N: ..." itself). It is the
+    /// ``LegacyAPNsError/underlying`` of every error the parser throws.
+    public struct LineError: Error, Hashable, Sendable {
+        /// The line number the parser was given.
+        public var line: Int
+        /// What is wrong.
+        public var reason: String
+
+        /// Creates a line error.
+        public init(line: Int, reason: String) {
+            self.line = line
+            self.reason = reason
+        }
+
+        /// The error as the library throws it: "line N: reason".
+        public var error: LegacyAPNsError {
+            LegacyAPNsError(.malformedInput, "line \(line): \(reason)", underlying: self)
+        }
+    }
+
     private func fields(_ line: UnsafeRawBufferPointer, lineNumber: Int) throws -> Fields? {
         do {
             return try parseFields(line, lineNumber: lineNumber)
         } catch let failure as JSONScanner.Failure {
-            throw LegacyAPNsError(
-                .malformedInput, "line \(lineNumber): invalid JSON: \(failure.message) at column \(failure.offset + 1)")
+            throw LineError(
+                line: lineNumber, reason: "invalid JSON: \(failure.message) at column \(failure.offset + 1)"
+            ).error
         } catch let error as LegacyAPNsError {
-            throw LegacyAPNsError(.malformedInput, "line \(lineNumber): \(error.reason)")
+            throw LineError(line: lineNumber, reason: error.reason).error
         }
     }
 
@@ -185,7 +211,8 @@ public struct NotificationLineParser: Sendable {
         guard let payload else { throw LegacyAPNsError(.malformedInput, "missing \"payload\"") }
         return Fields(
             token: token, payloadRange: payload.range, decodedPayload: payload.decoded,
-            identifier: identifier ?? UInt32(truncatingIfNeeded: lineNumber), expiration: expiration, priority: priority
+            identifier: identifier ?? UInt32(truncatingIfNeeded: lineNumber), givenIdentifier: identifier,
+            expiration: expiration, priority: priority
         )
     }
 

@@ -99,6 +99,9 @@ public struct PushClient: Sendable {
                     }
                 }
                 if !batch.isEmpty { _ = source.pushWaiting(batch) }
+                // Said here, on the producer's thread: the end of the input must not wait for a
+                // cooperative thread to be free (a barrier would confirm a pause that is none).
+                source.finish()
                 return nil
             }
         }

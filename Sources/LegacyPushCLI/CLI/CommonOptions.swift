@@ -35,7 +35,7 @@ enum NotificationOptions {
         do {
             return try Priority(validating: value)
         } catch let error as LegacyAPNsError {
-            throw CLIError.usage("--priority: \(error.reason)")
+            throw CLIError.usage(error.reason)
         }
     }
 

@@ -19,12 +19,17 @@ final class Console: Sendable {
     private struct State {
         var out: [UInt8] = []
         var err: [UInt8] = []
+        /// The `errno` of the first failed write to stdout.
+        var outputFailure: Int32?
     }
 
     private let sink: Sink
     private let state = Mutex(State())
-    /// Whether stderr is a terminal (progress bars go there only then).
+    /// Whether stderr is a terminal (progress lines go there only then).
     let stderrIsTerminal: Bool
+    /// Whether stdout is a terminal (a progress line is erased before results are printed only
+    /// when both go to the terminal).
+    let stdoutIsTerminal: Bool
     /// Whether stdin is a terminal (passphrase prompts only then).
     let stdinIsTerminal: Bool
 
@@ -33,9 +38,11 @@ final class Console: Sendable {
         switch sink {
         case .standardStreams:
             stderrIsTerminal = isatty(2) == 1
+            stdoutIsTerminal = isatty(1) == 1
             stdinIsTerminal = isatty(0) == 1
         case .memory:
             stderrIsTerminal = false
+            stdoutIsTerminal = false
             stdinIsTerminal = false
         }
     }
@@ -53,7 +60,7 @@ final class Console: Sendable {
             defer { state.out.removeAll(keepingCapacity: true) }
             return state.out
         }
-        if let flushNow { Self.writeAll(flushNow, to: 1) }
+        if let flushNow { writeOutput(flushNow) }
     }
 
     /// Writes `legacy-push: error: <message>` to stderr.
@@ -87,7 +94,21 @@ final class Console: Sendable {
             defer { state.out.removeAll(keepingCapacity: true) }
             return state.out
         }
-        if !pending.isEmpty { Self.writeAll(pending, to: 1) }
+        if !pending.isEmpty { writeOutput(pending) }
+    }
+
+    /// Why writing to stdout failed ("No space left on device"), if it did: results were lost,
+    /// so the command must not exit 0 (``LegacyPush`` checks this last).
+    var outputFailure: String? {
+        flush()
+        return state.withLock { $0.outputFailure.map { errnoText($0) } }
+    }
+
+    private func writeOutput(_ bytes: [UInt8]) {
+        guard let code = FileDescriptor.writeAll(bytes, to: 1) else { return }
+        state.withLock { state in
+            if state.outputFailure == nil { state.outputFailure = code }
+        }
     }
 
     /// What was written to stdout (memory sink only).
@@ -96,6 +117,6 @@ final class Console: Sendable {
     var capturedError: String { state.withLock { String(decoding: $0.err, as: UTF8.self) } }
 
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
-        FileDescriptor.writeAll(bytes, to: descriptor)  // a closed stdout is not worth an error
+        FileDescriptor.writeAll(bytes, to: descriptor)  // nowhere left to report a failure on stderr
     }
 }

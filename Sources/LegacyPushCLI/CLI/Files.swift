@@ -54,6 +54,38 @@ enum Files {
         if descriptor > 2 { _ = Glibc.close(descriptor) }
     }
 
+    /// Calls `body` with successive chunks of the bytes in `range` (nil: from the current
+    /// position to the end).
+    static func forEachChunk(
+        _ descriptor: Int32, path: String, range: Range<Int>?, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        if let range {
+            try forEachChunk(descriptor, path: path, range: range, chunkSize: 1024 * 1024, body)
+        } else {
+            try forEachChunk(descriptor, path: path, chunkSize: 1024 * 1024, body)
+        }
+    }
+
+    /// The size of the regular file open at `descriptor`, or nil for a pipe, a terminal, ...
+    static func regularFileSize(_ descriptor: Int32) -> Int? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
+
+    /// The offset of the first line that starts at or after `offset` in a regular file, or nil
+    /// when no line starts there.
+    static func lineStart(in descriptor: Int32, near offset: Int) -> Int? {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var position = offset
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(position)) }
+            guard count > 0 else { return nil }
+            if let newline = buffer[0..<count].firstIndex(of: 0x0A) { return position + newline + 1 }
+            position += count
+        }
+    }
+
     /// Calls `body` with successive chunks of the bytes in `range` (read with pread).
     static func forEachChunk(
         _ descriptor: Int32, path: String, range: Range<Int>, chunkSize: Int = 256 * 1024,
@@ -73,6 +105,11 @@ enum Files {
             try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             position += count
         }
+    }
+
+    /// Where temporary files go: `$TMPDIR`, else /tmp.
+    static var temporaryDirectory: String {
+        getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
     }
 
     static func errnoDescription() -> String {

@@ -63,7 +63,11 @@ enum LegacyPush {
             console.error("\(error)")
             status = .usage
         }
-        console.flush()
+        if let failure = console.outputFailure {
+            // Results that were not written are results lost: never exit 0 then.
+            console.error("cannot write the results to stdout: \(failure)")
+            return status == .success ? ExitStatus.usage.code : status.code
+        }
         return status.code
     }
 

@@ -1,9 +1,53 @@
 internal import APNsRuntime
 import LegacyAPNs
-import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `legacy-push send`: one notification from flags, or many from JSON Lines.
 enum SendCommand {
+    enum Options {
+        static let token = RepeatedOption<DeviceToken>(
+            "token", "hex", help: "A device token: 64 hex digits; case, spaces and < > are ignored."
+        ) { try DeviceToken(hexString: $0) }
+        static let alert = Option<String>.text("alert", "text", help: "Build the payload: aps.alert.")
+        static let badge = Option<Int>.integer(
+            "badge", help: "Build the payload: aps.badge.", range: 0...Int(Int32.max))
+        static let sound = Option<String>.text("sound", "name", help: "Build the payload: aps.sound.")
+        static let category = Option<String>.text("category", "name", help: "Build the payload: aps.category.")
+        static let threadID = Option<String>.text("thread-id", "id", help: "Build the payload: aps.thread-id.")
+        static let contentAvailable = Flag("content-available", help: "Build the payload: aps.content-available = 1.")
+        static let mutableContent = Flag("mutable-content", help: "Build the payload: aps.mutable-content = 1.")
+        static let identifier = NotificationOptions.identifier.help(
+            "Identifier reported back for the first --token (then +1 each).")
+        static let input = Option<String>.text("input", "path", help: "JSON Lines to send, or - for stdin.")
+        static let fromLine = Option<Int>.integer(
+            "from-line", help: "With --input: start at this line (resume a send that stopped; see its summary).",
+            range: 1...Int.max)
+        static let cache = Option<Int>.integer(
+            "cache", help: "Notifications kept for resending per connection; a connection confirms after this many.",
+            range: 1...10_000_000, default: DeliveryStateMachine.Configuration.defaultCacheCapacity)
+        static let connections = Option<Int>.integer(
+            "connections", help: "Parallel gateway connections.", range: 1...64, default: 1)
+        static let retries = Option<Int>.integer(
+            "retries", help: "Connection failures in a row, without progress, before giving up.", range: 1...100,
+            default: ReconnectPolicy().maximumConsecutiveFailures)
+        static let timeout = Option<Duration>.seconds(
+            "timeout", help: "Seconds to connect, and to wait for the gateway's answer.", default: .seconds(10))
+        static let json = Flag(
+            "json", help: "Print one JSON line per notification that did not go through, and a summary line.")
+        static let gateway = ConnectionOptions.address("gateway", defaultPort: 2195)
+
+        /// The flags a JSON Lines input carries in its lines.
+        static let perNotification = [
+            "token", "payload", "payload-file", "alert", "badge", "sound", "category", "thread-id", "id",
+        ]
+        static let builder = [
+            "alert", "badge", "sound", "category", "thread-id", "content-available", "mutable-content",
+        ]
+    }
+
     static var spec: CommandSpec {
         CommandSpec(
             name: "send",
@@ -13,74 +57,63 @@ enum SendCommand {
                 {"token":"<hex>","payload":{...},"id":7,"expiry":0,"priority":10}. The whole input is checked \
                 before anything is sent.
 
-                Exit status: 0 when the gateway confirmed every notification; 1 when some were rejected or \
-                could not be confirmed; 2 for bad input; 3 when the connection or TLS failed. Success is never \
-                assumed: the end of a send is confirmed with a deliberately invalid frame whose error \
-                response proves everything before it was accepted.
+                Every notification ends in exactly one bucket: accepted (the gateway confirmed it), rejected \
+                (with the gateway's status), unconfirmed (written, then the connection was lost before a \
+                verdict: it may or may not have been delivered), or not sent (certainly not delivered). \
+                Success is never assumed: the end of a send is confirmed with a deliberately invalid frame \
+                whose error response proves everything before it was accepted. When a send stops early \
+                (Ctrl-C, a gateway that stays unreachable), the summary names the line to resume from with \
+                --from-line.
+
+                Exit status: 0 when the gateway confirmed every notification; 1 when some were rejected, \
+                unconfirmed or not sent; 2 for bad input; 3 when the connection or TLS failed; 130 when \
+                interrupted (the notifications in flight are settled first).
                 """,
             options: [
-                .repeated("token", "hex", "A device token: 64 hex digits; case, spaces and < > are ignored."),
-                .value("payload", "json", "The payload, sent byte for byte as given (must be valid JSON)."),
-                .value("payload-file", "path", "Read the payload from a file."),
-                .value("alert", "text", "Build the payload: aps.alert."),
-                .value("badge", "n", "Build the payload: aps.badge."),
-                .value("sound", "name", "Build the payload: aps.sound."),
-                .value("category", "name", "Build the payload: aps.category."),
-                .value("thread-id", "id", "Build the payload: aps.thread-id."),
-                .flag("content-available", "Build the payload: aps.content-available = 1."),
-                .flag("mutable-content", "Build the payload: aps.mutable-content = 1."),
-                .value("id", "n", "Identifier reported back for the first --token (then +1 each)."),
-                .value("expiry", "unix-seconds", "Expiry; 0 means do not store."),
-                .value("priority", "10|5", "Priority (written in item frames)."),
-                .value("input", "path", "JSON Lines to send, or - for stdin."),
-                .value("format", "format", "simple (command 0), enhanced (1) or frame (2).", default: "enhanced"),
-                .value(
-                    "cache", "n",
-                    "Notifications kept for resending per connection; a connection confirms after this many.",
-                    default: String(DeliveryStateMachine.Configuration.defaultCacheCapacity)),
-                .value("connections", "n", "Parallel gateway connections.", default: "1"),
-                .value("max-payload", "bytes", "Largest payload (256 for gateways before iOS 8).", default: "2048"),
-                .value("retries", "n", "Connection failures in a row before giving up.", default: "4"),
-                .value(
-                    "timeout", "seconds", "Seconds to connect, and to wait for the gateway's answer.", default: "10"),
-                .flag("json", "Print one JSON line per rejected notification and a summary line."),
-                .flag("quiet", "No progress bar."),
-            ] + CredentialOptions.all + ConnectionOptions.options(addressOption: "gateway", defaultPort: 2195),
+                Options.token.spec, NotificationOptions.payload.spec, NotificationOptions.payloadFile.spec,
+                Options.alert.spec, Options.badge.spec, Options.sound.spec, Options.category.spec,
+                Options.threadID.spec, Options.contentAvailable.spec, Options.mutableContent.spec,
+                Options.identifier.spec, NotificationOptions.expiry.spec, NotificationOptions.priority.spec,
+                Options.input.spec, Options.fromLine.spec, CommonOptions.format.spec, Options.cache.spec,
+                Options.connections.spec, CommonOptions.maximumPayload.spec, Options.retries.spec,
+                Options.timeout.spec, Options.json.spec, CommonOptions.quiet.spec,
+            ] + CredentialOptions.all + [
+                ConnectionOptions.sandbox.spec, Options.gateway.spec, ConnectionOptions.caFile.spec,
+            ],
             run: { arguments, console in try await run(arguments, console: console) },
             examples: [
-                "legacy-push send --cert push.p12 --passphrase-env P12_PASS --token <hex> --alert 'Hello'",
-                "legacy-push send --gateway 127.0.0.1:2195 --ca-file ca.pem --cert client.p12 --input batch.jsonl --json",
+                "legacy-push send --gateway 127.0.0.1:2195 --ca-file Fixtures/certs/ca.pem --cert Fixtures/certs/universal-modern.p12 --passphrase-file Fixtures/certs/passphrase.txt --token 740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad --alert Hello",
+                "legacy-push send --gateway 127.0.0.1:2195 --ca-file ca.pem --cert client.p12 --passphrase-env P12_PASS --input batch.jsonl --json",
+                "legacy-push send ... --input batch.jsonl --from-line 40001",
             ])
     }
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
-        let format = try FrameCommand.format(arguments)
-        let maximumPayload = try arguments.integer("max-payload", in: 1...65535) ?? Payload.defaultMaximumSize
+        // Options first, so a typo never costs a passphrase prompt or a connection.
+        let format = try arguments.required(CommonOptions.format)
+        let maximumPayload = try arguments.required(CommonOptions.maximumPayload)
         let encoder = FrameEncoder(maximumPayloadSize: maximumPayload)
-        let endpoint = try ConnectionOptions.endpoint(
-            arguments, addressOption: "gateway", production: Gateway.production.endpoint,
-            sandbox: Gateway.sandbox.endpoint)
-        let connections = try arguments.integer("connections", in: 1...64) ?? 1
-        let cache =
-            try arguments.integer("cache", in: 1...10_000_000)
-            ?? DeliveryStateMachine.Configuration.defaultCacheCapacity
-        let retries = try arguments.integer("retries", in: 1...100) ?? 4
-        let timeout = try arguments.seconds("timeout") ?? 10
+        let endpoint = try gatewayEndpoint(arguments)
+        let connections = try arguments.required(Options.connections)
+        let cache = try arguments.required(Options.cache)
+        let retries = try arguments.required(Options.retries)
+        let timeout = try arguments.required(Options.timeout)
+        let json = arguments.isSet(Options.json)
 
-        // Input first: nothing connects until the whole input is known to be good.
+        // The input next: nothing connects until the whole input is known to be good.
         let input: Input
-        if let path = arguments.value("input") {
-            for conflicting in [
-                "token", "payload", "payload-file", "alert", "badge", "sound", "category", "thread-id", "id",
-            ]
-            where arguments.has(conflicting) {
+        if let path = try arguments.value(Options.input) {
+            if let conflicting = arguments.given(Options.perNotification).first {
                 throw CLIError.usage("--\(conflicting) cannot be combined with --input (the lines carry it)")
             }
-            input = .file(try JSONLinesFile.open(path, encoder: encoder, format: format))
+            input = .file(
+                try await JSONLinesInput.open(
+                    path, encoder: encoder, format: format, firstLine: try arguments.value(Options.fromLine) ?? 1,
+                    temporaryDirectory: Files.temporaryDirectory))
         } else {
+            if arguments.has(Options.fromLine) { throw CLIError.usage("--from-line needs --input") }
             input = .list(try notificationsFromFlags(arguments, encoder: encoder, format: format))
         }
-        defer { if case .file(let file) = input { file.close() } }
 
         let identity = try CredentialOptions.loadIdentity(arguments, console: console)
         var configuration = PushClient.Configuration(
@@ -89,33 +122,28 @@ enum SendCommand {
         configuration.format = format
         configuration.maximumPayloadSize = maximumPayload
         configuration.connections = connections
-        configuration.connectTimeout = .seconds(fractional: timeout)
-        configuration.verdictTimeout = .seconds(fractional: timeout)
+        configuration.connectTimeout = timeout
+        configuration.verdictTimeout = timeout
         configuration.delivery = DeliveryStateMachine.Configuration(
             cacheCapacity: cache, reconnect: ReconnectPolicy(maximumConsecutiveFailures: retries))
 
-        let json = arguments.flag("json")
+        let output = SendOutput(console: console, json: json, input: input)
         let progress =
-            console.stderrIsTerminal && !json && !arguments.flag("quiet")
+            console.stderrIsTerminal && !arguments.isSet(CommonOptions.quiet)
             ? ProgressLine(console: console, total: input.count) : nil
         let client = try PushClient(configuration: configuration) { event in
             progress?.observe(event)
             if case .rejected(_, let rejection) = event {
-                if json {
-                    console.print(SendOutput.rejectedJSON(rejection))
-                } else {
-                    progress?.clear()
-                    console.print(SendOutput.rejectedLine(rejection))
-                }
+                // Erase the progress line only when the rejection goes to the same terminal.
+                if console.stdoutIsTerminal { progress?.clear() }
+                output.rejected(rejection)
             }
         }
         progress?.start()
         let task = Task { () -> SendReport in
-            switch (input, progress) {
-            case (.list(let notifications), nil): return await client.send(notifications)
-            case (.file(let file), nil): return await client.send(file.notifications())
-            case (.list(let notifications), let progress?): return await client.send(progress.counting(notifications))
-            case (.file(let file), let progress?): return await client.send(progress.counting(file.notifications()))
+            switch input {
+            case .list(let notifications): await client.send(notifications)
+            case .file(let file): await client.send(file.notifications())
             }
         }
         let interrupt = InterruptWatch { task.cancel() }
@@ -123,27 +151,47 @@ enum SendCommand {
         interrupt.cancel()
         progress?.finish()
 
-        if json {
-            for unconfirmed in report.unconfirmed { console.print(SendOutput.unconfirmedJSON(unconfirmed)) }
-            console.print(SendOutput.summaryJSON(report))
-        } else {
-            for line in SendOutput.summaryLines(report, endpoint: endpoint) { console.print(line) }
-        }
+        // The cause first, then the accounting.
+        if let failure = report.failure, failure.code != .cancelled { console.error(failure.reason) }
+        output.summary(report, endpoint: endpoint)
         if let failure = report.failure {
-            console.error(failure.reason)
-            return LegacyPush.exitStatus(for: failure) == .connection ? .connection : .refused
+            return failure.code == .cancelled ? .interrupted : LegacyPush.exitStatus(for: failure)
         }
         return report.isCompleteSuccess ? .success : .refused
     }
 
+    /// `--gateway`, or the reason there is none: Apple's binary gateways are gone.
+    static func gatewayEndpoint(_ arguments: ParsedArguments) throws -> Endpoint {
+        if let endpoint = try arguments.value(Options.gateway) {
+            if arguments.isSet(ConnectionOptions.sandbox) {
+                throw CLIError.usage("give either --gateway or --sandbox, not both")
+            }
+            return endpoint
+        }
+        let retired = arguments.isSet(ConnectionOptions.sandbox) ? Gateway.sandbox : Gateway.production
+        throw CLIError.usage(
+            "Apple switched off the binary gateway (\(retired.endpoint)) on 2021-03-31: "
+                + "send through the HTTP/2 API with 'legacy-push send --http2' (the same certificate works), "
+                + "keep a legacy sender working with 'legacy-push bridge', "
+                + "or give --gateway HOST:PORT for a gateway of your own")
+    }
+
     enum Input: Sendable {
         case list([PushNotification])
-        case file(JSONLinesFile)
+        case file(JSONLinesInput)
 
         var count: Int {
             switch self {
             case .list(let list): list.count
             case .file(let file): file.count
+            }
+        }
+
+        /// The line (JSON Lines) or the `--token` index of the notification at `position`.
+        func line(of position: UInt64) -> Int? {
+            switch self {
+            case .list: nil
+            case .file(let file): file.lines.line(of: Int(position))
             }
         }
     }
@@ -152,21 +200,16 @@ enum SendCommand {
     static func notificationsFromFlags(_ arguments: ParsedArguments, encoder: FrameEncoder, format: FrameFormat) throws
         -> [PushNotification]
     {
-        let tokens = arguments.allValues("token")
+        let tokens = try arguments.values(Options.token)
         guard !tokens.isEmpty else { throw CLIError.usage("missing --token (or --input with JSON Lines)") }
         let payload = try payload(arguments)
-        var template = PushNotification(token: try DeviceToken(hexString: tokens[0]), payload: payload)
-        if let expiry = try arguments.integer("expiry", as: UInt32.self) {
-            template.expiration = Expiration(rawValue: expiry)
-        }
-        if let text = arguments.value("priority") {
-            template.priority = try Priority(
-                validating: ParsedArguments.parseInteger(text, option: "--priority", as: Int.self, in: nil))
-        }
-        let firstID = try arguments.integer("id", as: UInt32.self)
-        return try tokens.enumerated().map { index, text in
+        var template = PushNotification(token: tokens[0], payload: payload)
+        template.expiration = try arguments.value(NotificationOptions.expiry).map(Expiration.init(rawValue:))
+        template.priority = try arguments.value(NotificationOptions.priority)
+        let firstID = try arguments.value(Options.identifier)
+        return try tokens.enumerated().map { index, token in
             var notification = template
-            notification.token = try DeviceToken(hexString: text)
+            notification.token = token
             notification.identifier = firstID.map { $0 &+ UInt32(index) } ?? UInt32(index + 1)
             try encoder.validate(notification, format: format)
             return notification
@@ -174,225 +217,25 @@ enum SendCommand {
     }
 
     static func payload(_ arguments: ParsedArguments) throws -> Payload {
-        let builderFlags = ["alert", "badge", "sound", "category", "thread-id", "content-available", "mutable-content"]
-        let usesBuilder = builderFlags.contains { arguments.has($0) }
-        if arguments.has("payload") || arguments.has("payload-file") {
+        let usesBuilder = !arguments.given(Options.builder).isEmpty
+        if arguments.has(NotificationOptions.payload) || arguments.has(NotificationOptions.payloadFile) {
             if usesBuilder {
                 throw CLIError.usage(
                     "give either --payload/--payload-file or the payload flags (--alert, --badge, ...)")
             }
-            return try Payload(json: PayloadInput.bytes(arguments))
+            return try Payload(json: NotificationOptions.payloadBytes(arguments))
         }
         guard usesBuilder else {
             throw CLIError.usage("missing payload: give --payload, --payload-file, or --alert/--badge/--sound/...")
         }
         var builder = PayloadBuilder()
-        builder.alert = arguments.value("alert").map { .text($0) }
-        builder.badge = try arguments.integer("badge", in: 0...Int(Int32.max))
-        builder.sound = arguments.value("sound")
-        builder.category = arguments.value("category")
-        builder.threadID = arguments.value("thread-id")
-        builder.contentAvailable = arguments.flag("content-available")
-        builder.mutableContent = arguments.flag("mutable-content")
+        builder.alert = try arguments.value(Options.alert).map { .text($0) }
+        builder.badge = try arguments.value(Options.badge)
+        builder.sound = try arguments.value(Options.sound)
+        builder.category = try arguments.value(Options.category)
+        builder.threadID = try arguments.value(Options.threadID)
+        builder.contentAvailable = arguments.isSet(Options.contentAvailable)
+        builder.mutableContent = arguments.isSet(Options.mutableContent)
         return try builder.build()
-    }
-}
-
-/// The words and JSON shapes `send` prints.
-enum SendOutput {
-    static func reportedID(_ rejection: Rejection) -> UInt64 {
-        rejection.identifier.map(UInt64.init) ?? rejection.position
-    }
-
-    static func rejectedJSON(_ rejection: Rejection) -> String {
-        var bytes: [UInt8] = []
-        bytes.append(contentsOf: #"{"event":"rejected","id":"#.utf8)
-        bytes.append(contentsOf: String(reportedID(rejection)).utf8)
-        bytes.append(contentsOf: #","token":""#.utf8)
-        bytes.append(contentsOf: rejection.token.hexString.utf8)
-        bytes.append(contentsOf: #"","status":"#.utf8)
-        bytes.append(contentsOf: String(rejection.status.rawValue).utf8)
-        bytes.append(contentsOf: #","reason":""#.utf8)
-        bytes.append(contentsOf: rejection.status.reason.utf8)
-        bytes.append(UInt8(ascii: "\""))
-        if rejection.mayHaveBeenDelivered { bytes.append(contentsOf: #","mayHaveBeenDelivered":true"#.utf8) }
-        bytes.append(UInt8(ascii: "}"))
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    static func unconfirmedJSON(_ unconfirmed: UnconfirmedNotification) -> String {
-        let id = unconfirmed.notification.identifier.map(UInt64.init) ?? unconfirmed.position
-        return
-            #"{"event":"unconfirmed","id":\#(id),"token":"\#(unconfirmed.notification.token.hexString)","written":\#(unconfirmed.wasWritten)}"#
-    }
-
-    static func summaryJSON(_ report: SendReport) -> String {
-        let seconds = (report.seconds * 1000).rounded() / 1000
-        var line =
-            #"{"event":"summary","sent":\#(report.sent),"accepted":\#(report.accepted),"rejected":\#(report.rejected.count),"resent":\#(report.resent),"connections":\#(report.connections),"seconds":\#(seconds),"unconfirmed":\#(report.unconfirmed.count),"possibleDuplicates":\#(report.possibleDuplicates)"#
-        if let failure = report.failure {
-            var escaped: [UInt8] = []
-            appendJSONStringForCLI(failure.reason, to: &escaped)
-            line += #","failure":"# + String(decoding: escaped, as: UTF8.self)
-        }
-        return line + "}"
-    }
-
-    static func rejectedLine(_ rejection: Rejection) -> String {
-        "rejected: id \(reportedID(rejection)), token \(rejection.token.hexString), status \(rejection.status.rawValue) (\(rejection.status.reason))"
-            + (rejection.mayHaveBeenDelivered ? " (an earlier connection may have delivered it)" : "")
-    }
-
-    static func summaryLines(_ report: SendReport, endpoint: Endpoint) -> [String] {
-        let seconds = String(format3(report.seconds))
-        var lines = [
-            "sent \(report.sent) notification\(report.sent == 1 ? "" : "s") to \(endpoint) in \(seconds) s over \(report.connections) connection\(report.connections == 1 ? "" : "s")",
-            "  accepted     \(report.accepted)",
-            "  rejected     \(report.rejected.count)",
-        ]
-        if !report.unconfirmed.isEmpty {
-            let written = report.unconfirmed.filter(\.wasWritten).count
-            lines.append(
-                "  unconfirmed  \(report.unconfirmed.count) (\(written) written but never confirmed, \(report.unconfirmed.count - written) not sent)"
-            )
-            for unconfirmed in report.unconfirmed.prefix(20) {
-                let id = unconfirmed.notification.identifier.map(UInt64.init) ?? unconfirmed.position
-                lines.append(
-                    "    id \(id), token \(unconfirmed.notification.token.hexString)\(unconfirmed.wasWritten ? "" : " (not sent)")"
-                )
-            }
-            if report.unconfirmed.count > 20 {
-                lines.append("    ... \(report.unconfirmed.count - 20) more (use --json for all)")
-            }
-        }
-        if report.resent > 0 { lines.append("  resent       \(report.resent)") }
-        if report.possibleDuplicates > 0 {
-            lines.append(
-                "  \(report.possibleDuplicates) resent after a connection closed without an answer: devices may see them twice"
-            )
-        }
-        return lines
-    }
-
-    static func format3(_ value: Double) -> String {
-        let milliseconds = Int((value * 1000).rounded())
-        let fraction = String(milliseconds % 1000)
-        return "\(milliseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
-    }
-}
-
-/// JSON string escaping for the CLI's own output.
-func appendJSONStringForCLI(_ text: String, to bytes: inout [UInt8]) {
-    bytes.append(UInt8(ascii: "\""))
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": bytes.append(contentsOf: [0x5C, 0x22])
-        case "\\": bytes.append(contentsOf: [0x5C, 0x5C])
-        case "\n": bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-        case _ where scalar.value < 0x20:
-            let hex = String(scalar.value, radix: 16)
-            bytes.append(
-                contentsOf: Array("\\u".utf8) + Array((String(repeating: "0", count: 4 - hex.count) + hex).utf8))
-        default: bytes.append(contentsOf: String(scalar).utf8)
-        }
-    }
-    bytes.append(UInt8(ascii: "\""))
-}
-
-/// A one-line progress display on stderr (terminals only): handed to the client, confirmed,
-/// rejected, and the rate, redrawn five times a second.
-final class ProgressLine: Sendable {
-    private struct State {
-        var accepted = 0
-        var rejected = 0
-        var visible = false
-        var running = true
-    }
-
-    private let console: Console
-    private let total: Int
-    private let state = Mutex(State())
-    private let handedOver = Atomic<Int>(0)
-    private let started = Monotonic.now()
-
-    init(console: Console, total: Int) {
-        self.console = console
-        self.total = total
-    }
-
-    func observe(_ event: PushEvent) {
-        state.withLock { state in
-            switch event {
-            case .confirmed(_, let count): state.accepted += count
-            case .rejected: state.rejected += 1
-            default: break
-            }
-        }
-    }
-
-    /// Counts `notifications` as they are taken by the client.
-    func counting<Base: Sequence & Sendable>(_ notifications: Base) -> CountingSequence<Base> {
-        CountingSequence(base: notifications, progress: self)
-    }
-
-    func start() {
-        OSThread.start(name: "progress") { [self] in
-            while draw() { Monotonic.sleep(0.2) }
-        }
-    }
-
-    /// Draws the line; false once ``finish()`` was called. The terminal write happens under the
-    /// lock, so no redraw can follow the final erase.
-    private func draw() -> Bool {
-        state.withLock { state in
-            guard state.running else { return false }
-            state.visible = true
-            let sent = handedOver.load(ordering: .relaxed)
-            let elapsed = max(0.001, Monotonic.now() - started)
-            let width = 30
-            let filled = total > 0 ? min(width, sent * width / total) : 0
-            let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-            let rate = Int(Double(sent) / elapsed)
-            console.writeError(
-                Array(
-                    "\r[\(bar)] \(sent)/\(total) sent, \(state.accepted) confirmed, \(state.rejected) rejected, \(rate)/s  \u{1B}[K"
-                        .utf8))
-            return true
-        }
-    }
-
-    /// Erases the line (before printing something else to the terminal).
-    func clear() {
-        state.withLock { state in
-            if state.visible { console.writeError(Array("\r\u{1B}[K".utf8)) }
-        }
-    }
-
-    func finish() {
-        state.withLock { state in
-            state.running = false
-            if state.visible { console.writeError(Array("\r\u{1B}[K".utf8)) }
-        }
-    }
-
-    fileprivate func count() { handedOver.add(1, ordering: .relaxed) }
-}
-
-/// A sequence that counts its elements for the progress line as they are taken.
-struct CountingSequence<Base: Sequence & Sendable>: Sequence, Sendable {
-    let base: Base
-    let progress: ProgressLine
-
-    func makeIterator() -> Iterator { Iterator(base: base.makeIterator(), progress: progress) }
-
-    struct Iterator: IteratorProtocol {
-        var base: Base.Iterator
-        let progress: ProgressLine
-
-        mutating func next() -> Base.Element? {
-            guard let element = base.next() else { return nil }
-            progress.count()
-            return element
-        }
     }
 }

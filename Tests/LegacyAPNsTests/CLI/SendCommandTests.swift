@@ -230,7 +230,9 @@ import Testing
             #expect(gateway.simulator.statistics.handshakeFailures <= 1)
             let summary = Self.objects(result.outputLines).last
             #expect(summary?["accepted"] as? Int == 0)
-            #expect(summary?["unconfirmed"] as? Int == 1)
+            // Never written, so not sent (issue #13: unconfirmed means written, fate unknown).
+            #expect(summary?["unconfirmed"] as? Int == 0)
+            #expect(summary?["notSent"] as? Int == 1)
         }
     }
 

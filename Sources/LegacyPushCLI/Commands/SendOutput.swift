@@ -1,0 +1,226 @@
+import LegacyAPNs
+
+/// What `send` prints: a line per rejection as it happens, and at the end the notifications
+/// without a verdict and the summary, in words or (`--json`) in the shapes of `cli-contract.md`.
+///
+/// Every input notification is in exactly one bucket: accepted, rejected, unconfirmed (written,
+/// fate unknown) or not sent (never written, including input the client never took), and
+/// `accepted + rejected + unconfirmed + notSent` is the number of input notifications, however
+/// the send ended.
+struct SendOutput: Sendable {
+    let console: Console
+    let json: Bool
+    let input: SendCommand.Input
+
+    /// The identifier a report shows: the caller's `id`, else the line number (JSON Lines), else the
+    /// position.
+    func reportedID(identifier: UInt32?, position: UInt64) -> UInt64 {
+        identifier.map(UInt64.init) ?? input.line(of: position).map(UInt64.init) ?? position
+    }
+
+    /// One rejected notification, as it happens.
+    func rejected(_ rejection: Rejection) {
+        let id = reportedID(identifier: rejection.identifier, position: rejection.position)
+        if json {
+            var line = JSONLine("rejected")
+            line.add("id", id)
+            line.add("token", rejection.token.hexString)
+            line.add("status", Int(rejection.status.rawValue))
+            line.add("reason", rejection.status.reason)
+            if let number = input.line(of: rejection.position) { line.add("line", number) }
+            if rejection.mayHaveBeenDelivered { line.add("mayHaveBeenDelivered", true) }
+            console.print(line.text)
+        } else {
+            console.print(
+                "rejected: id \(id), token \(rejection.token.hexString), status \(rejection.status.rawValue) "
+                    + "(\(rejection.status.reason))"
+                    + (rejection.mayHaveBeenDelivered ? " (an earlier connection may have delivered it)" : ""))
+        }
+    }
+
+    /// The four buckets of a finished send.
+    struct Accounting {
+        var total: Int
+        var accepted: Int
+        var rejected: Int
+        /// Written, fate unknown.
+        var unknownFate: [UnconfirmedNotification]
+        /// Taken by the client but never written.
+        var notWritten: [UnconfirmedNotification]
+        /// Input the client never took: positions `firstUntaken...total`.
+        var firstUntaken: Int
+        /// The smallest position from which on nothing was sent, if any was not sent.
+        var notSentFrom: Int?
+
+        var notSent: Int { notWritten.count + (total - firstUntaken + 1) }
+        var sent: Int { total - notSent }
+
+        init(_ report: SendReport, total: Int) {
+            self.total = total
+            accepted = report.accepted
+            rejected = report.rejected.count
+            unknownFate = report.unknownFate
+            notWritten = report.notSent
+            firstUntaken = report.sent + 1
+            // Walk back from the untaken tail over the not-written ones just before it.
+            let notWrittenPositions = Set(notWritten.map { Int($0.position) })
+            var start = firstUntaken
+            while start > 1, notWrittenPositions.contains(start - 1) { start -= 1 }
+            notSentFrom = start <= total ? start : nil
+        }
+    }
+
+    /// The notifications without a verdict and the summary.
+    func summary(_ report: SendReport, endpoint: Endpoint) {
+        let accounting = Accounting(report, total: input.count)
+        if json {
+            for unconfirmed in accounting.unknownFate { console.print(entry("unconfirmed", unconfirmed)) }
+            for notSent in accounting.notWritten { console.print(entry("notSent", notSent)) }
+            for duplicate in report.possiblyDuplicated {
+                var line = JSONLine("possibleDuplicate")
+                line.add("id", reportedID(identifier: duplicate.identifier, position: duplicate.position))
+                line.add("token", duplicate.token.hexString)
+                if let number = input.line(of: duplicate.position) { line.add("line", number) }
+                console.print(line.text)
+            }
+            console.print(summaryJSON(report, accounting))
+        } else {
+            for line in summaryLines(report, accounting, endpoint: endpoint) { console.print(line) }
+        }
+    }
+
+    private func entry(_ event: String, _ unconfirmed: UnconfirmedNotification) -> String {
+        var line = JSONLine(event)
+        line.add("id", reportedID(identifier: unconfirmed.notification.identifier, position: unconfirmed.position))
+        line.add("token", unconfirmed.notification.token.hexString)
+        if let number = input.line(of: unconfirmed.position) { line.add("line", number) }
+        return line.text
+    }
+
+    func summaryJSON(_ report: SendReport, _ accounting: Accounting) -> String {
+        var line = JSONLine("summary")
+        line.add("sent", accounting.sent)
+        line.add("accepted", accounting.accepted)
+        line.add("rejected", accounting.rejected)
+        line.add("resent", report.resent)
+        line.add("connections", report.connections)
+        line.add("seconds", (report.seconds * 1000).rounded() / 1000)
+        line.add("unconfirmed", accounting.unknownFate.count)
+        line.add("possibleDuplicates", report.possibleDuplicates)
+        line.add("notSent", accounting.notSent)
+        if let start = accounting.notSentFrom, let number = input.line(of: UInt64(start)) {
+            line.add("resumeFromLine", number)
+        }
+        if let failure = report.failure { line.add("failure", failure.reason) }
+        return line.text
+    }
+
+    func summaryLines(_ report: SendReport, _ accounting: Accounting, endpoint: Endpoint) -> [String] {
+        let rate = report.seconds > 0 ? Int(Double(accounting.accepted) / report.seconds) : 0
+        let total = accounting.total
+        var lines = [
+            "sent \(accounting.sent) of \(total) notification\(total == 1 ? "" : "s") to \(endpoint) in "
+                + "\(Self.format3(report.seconds)) s over \(report.connections) connection"
+                + "\(report.connections == 1 ? "" : "s")\(rate > 0 ? " (\(rate) accepted/s)" : "")",
+            "  accepted     \(accounting.accepted)",
+            "  rejected     \(accounting.rejected)",
+        ]
+        if !accounting.unknownFate.isEmpty {
+            lines.append("  unconfirmed  \(accounting.unknownFate.count) (written, then the connection was lost)")
+            lines += listing(accounting.unknownFate)
+        }
+        if accounting.notSent > 0 {
+            var line = "  not sent     \(accounting.notSent)"
+            if let start = accounting.notSentFrom, let number = input.line(of: UInt64(start)) {
+                line += ": resume with --from-line \(number)"
+            }
+            lines.append(line)
+            // The ones the resume line does not cover, by name.
+            let covered = accounting.notSentFrom ?? .max
+            lines += listing(accounting.notWritten.filter { Int($0.position) < covered })
+        }
+        if report.resent > 0 { lines.append("  resent       \(report.resent)") }
+        if report.possibleDuplicates > 0 {
+            lines.append(
+                "  \(report.possiblyDuplicated.count) notification\(report.possiblyDuplicated.count == 1 ? " was" : "s were") "
+                    + "resent after a connection closed without an answer: devices may see "
+                    + "\(report.possiblyDuplicated.count == 1 ? "it" : "them") twice (--json lists them)")
+        }
+        return lines
+    }
+
+    /// Up to 20 notifications, one a line, then how many more.
+    private func listing(_ entries: [UnconfirmedNotification]) -> [String] {
+        var lines = entries.prefix(20).map { entry in
+            let id = reportedID(identifier: entry.notification.identifier, position: entry.position)
+            return "    id \(id), token \(entry.notification.token.hexString)"
+        }
+        if entries.count > 20 { lines.append("    ... \(entries.count - 20) more (use --json for all)") }
+        return lines
+    }
+
+    /// "1.234".
+    static func format3(_ value: Double) -> String {
+        let milliseconds = Int((value * 1000).rounded())
+        let fraction = String(milliseconds % 1000)
+        return "\(milliseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+}
+
+/// One JSON object on one line, keys in the order they are added.
+struct JSONLine {
+    private var bytes: [UInt8]
+
+    /// Starts `{"event":"<event>"`.
+    init(_ event: String) {
+        bytes = Array(#"{"event":"#.utf8)
+        appendJSONStringForCLI(event, to: &bytes)
+    }
+
+    private mutating func key(_ name: String) {
+        bytes.append(UInt8(ascii: ","))
+        appendJSONStringForCLI(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    mutating func add(_ name: String, _ value: some BinaryInteger) {
+        key(name)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func add(_ name: String, _ value: Double) {
+        key(name)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func add(_ name: String, _ value: Bool) {
+        key(name)
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    mutating func add(_ name: String, _ value: String) {
+        key(name)
+        appendJSONStringForCLI(value, to: &bytes)
+    }
+
+    /// The line (without a newline).
+    var text: String { String(decoding: bytes + [UInt8(ascii: "}")], as: UTF8.self) }
+}
+
+/// JSON string escaping for the CLI's own output.
+func appendJSONStringForCLI(_ text: String, to bytes: inout [UInt8]) {
+    bytes.append(UInt8(ascii: "\""))
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": bytes.append(contentsOf: [0x5C, 0x22])
+        case "\\": bytes.append(contentsOf: [0x5C, 0x5C])
+        case "\n": bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case _ where scalar.value < 0x20:
+            let hex = String(scalar.value, radix: 16)
+            bytes.append(
+                contentsOf: Array("\\u".utf8) + Array((String(repeating: "0", count: 4 - hex.count) + hex).utf8))
+        default: bytes.append(contentsOf: String(scalar).utf8)
+        }
+    }
+    bytes.append(UInt8(ascii: "\""))
+}

@@ -1,0 +1,177 @@
+internal import APNsRuntime
+import LegacyAPNs
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `send --input`: JSON Lines from a file or stdin, checked whole before anything is sent, with
+/// flat memory.
+///
+/// The check parses and validates every line (a bad one is reported with its number before
+/// anything connects) and keeps each notification as a ``SpoolRecord`` in an unlinked
+/// ``SpoolFile``; the send streams the spool back, so no JSON is parsed twice, what is sent is
+/// exactly what was checked (even if the input changes meanwhile), and stdin works like a file.
+/// A large regular file is checked in two parts on two threads. Every step runs on threads of its
+/// own, never on Swift's cooperative pool.
+final class JSONLinesInput: Sendable {
+    /// The spools of the parts, in input order.
+    private let spools: [SpoolFile]
+    /// Which line each notification came from.
+    let lines: LineIndex
+    /// Notifications in the input (from `firstLine` on).
+    var count: Int { lines.count }
+
+    /// Regular files at least this large are checked in two parts.
+    static let splitThreshold = 8 * 1024 * 1024
+
+    private init(spools: [SpoolFile], lines: LineIndex) {
+        self.spools = spools
+        self.lines = lines
+    }
+
+    /// Reads and checks `path` (`-` is stdin) from line `firstLine` on (earlier lines are
+    /// skipped unread, for resuming a send).
+    ///
+    /// - Throws: ``CLIError`` for unreadable input or an input with no notifications;
+    ///   ``LegacyAPNsError`` (`malformedInput`, "line N: ...") for the first bad line.
+    static func open(
+        _ path: String, encoder: FrameEncoder, format: FrameFormat, firstLine: Int = 1, temporaryDirectory: String
+    ) async throws -> JSONLinesInput {
+        let name = path == "-" ? "stdin" : "'\(path)'"
+        let input = try Files.openForReading(path)
+        defer { Files.close(input) }
+        let check = JSONLinesCheck(encoder: encoder, format: format, firstLine: firstLine, name: name)
+        var parts: [JSONLinesCheck.Outcome]
+        if firstLine == 1, let size = Files.regularFileSize(input), size >= splitThreshold,
+            let middle = try await OSThread.run(name: "jsonl-split", { Files.lineStart(in: input, near: size / 2) })
+        {
+            async let first = OSThread.run(name: "jsonl-check") {
+                check.run(input, range: 0..<middle, temporaryDirectory: temporaryDirectory)
+            }
+            let second = await OSThread.run(name: "jsonl-check") {
+                check.run(input, range: middle..<size, temporaryDirectory: temporaryDirectory)
+            }
+            parts = [await first, second]
+        } else {
+            parts = [
+                await OSThread.run(name: "jsonl-check") {
+                    check.run(input, range: nil, temporaryDirectory: temporaryDirectory)
+                }
+            ]
+        }
+        // The first failure in input order, numbered from the start of the whole input.
+        var lines = LineIndex()
+        var linesBefore = 0
+        for part in parts {
+            if let failure = part.failure { throw failure.error(linesBefore: linesBefore) }
+            lines = lines.appending(part.lines, lineOffset: linesBefore)
+            linesBefore += part.lineCount
+        }
+        guard lines.count > 0 else {
+            throw CLIError.usage(
+                firstLine > 1
+                    ? "\(name) holds no notifications from line \(firstLine) on" : "\(name) holds no notifications")
+        }
+        return JSONLinesInput(spools: parts.compactMap(\.spool), lines: lines)
+    }
+
+    /// The checked notifications, in input order (a notification without an `id` has a nil
+    /// identifier: reports name it by its line, ``LineIndex/line(of:)``).
+    func notifications() -> Notifications { Notifications(parts: spools.map { $0.records() }) }
+
+    /// The spools' records one after the other.
+    struct Notifications: Sequence, Sendable {
+        let parts: [SpoolFile.Records]
+
+        func makeIterator() -> FlattenSequence<[SpoolFile.Records]>.Iterator { parts.joined().makeIterator() }
+    }
+}
+
+/// Checks one part of a JSON Lines input and spools what it holds.
+struct JSONLinesCheck: Sendable {
+    let encoder: FrameEncoder
+    let format: FrameFormat
+    /// Lines before this one are skipped unparsed.
+    let firstLine: Int
+    /// "'path'" or "stdin", for messages.
+    let name: String
+
+    /// What checking a part found.
+    struct Outcome: Sendable {
+        /// The part's notifications (nil when the check failed before making one).
+        var spool: SpoolFile?
+        /// Where each notification is, with the part's own line numbers.
+        var lines = LineIndex()
+        /// Lines read in the part (blank ones included).
+        var lineCount = 0
+        /// The first problem, if any.
+        var failure: Failure?
+    }
+
+    /// The first problem of a part.
+    enum Failure: Sendable {
+        /// A bad line, numbered within its part.
+        case line(NotificationLineParser.LineError)
+        /// Anything else (unreadable input, no room for the spool).
+        case other(CLIError)
+
+        /// The error to report once the lines of the parts before are known.
+        func error(linesBefore: Int) -> any Error {
+            switch self {
+            case .line(let failure):
+                NotificationLineParser.LineError(line: failure.line + linesBefore, reason: failure.reason).error
+            case .other(let error):
+                error
+            }
+        }
+    }
+
+    /// Checks the bytes in `range` of `input` (nil: from where it is to its end).
+    func run(_ input: Int32, range: Range<Int>?, temporaryDirectory: String) -> Outcome {
+        var outcome = Outcome()
+        let spool: SpoolFile
+        do {
+            spool = try SpoolFile(temporaryDirectory: temporaryDirectory)
+        } catch let error as CLIError {
+            outcome.failure = .other(error)
+            return outcome
+        } catch {
+            outcome.failure = .other(.usage("\(error)"))
+            return outcome
+        }
+        var splitter = LineSplitter()
+        let parser = NotificationLineParser()
+        let handle = { (line: UnsafeRawBufferPointer, number: Int) throws in
+            guard number >= firstLine else { return }
+            let spooled: Bool? = try parser.withParsedLine(line, lineNumber: number) { parsed in
+                do {
+                    try parsed.validate(encoder: encoder, format: format)
+                } catch let error as LegacyAPNsError {
+                    throw NotificationLineParser.LineError(line: number, reason: error.reason).error
+                }
+                try spool.append(parsed)
+                return true
+            }
+            if spooled == true { outcome.lines.append(line: number) }
+        }
+        do {
+            try Files.forEachChunk(input, path: name, range: range) { try splitter.feed($0, handle) }
+            try splitter.finish(handle)
+            try spool.flush()
+            outcome.spool = spool
+        } catch let error as LegacyAPNsError {
+            if let line = error.underlying as? NotificationLineParser.LineError {
+                outcome.failure = .line(line)
+            } else {
+                outcome.failure = .other(.usage(error.reason))
+            }
+        } catch let error as CLIError {
+            outcome.failure = .other(error)
+        } catch {
+            outcome.failure = .other(.usage("\(error)"))
+        }
+        outcome.lineCount = splitter.lineNumber
+        return outcome
+    }
+}
