@@ -3,6 +3,17 @@ import LegacyAPNs
 
 /// `legacy-push frame encode` and `legacy-push frame decode`: byte-level work on frames.
 enum FrameCommand {
+    enum Options {
+        static let token = Option<DeviceToken>(
+            "token", "hex",
+            help: "The device token: 64 hex digits (up to 200 for --format frame); case, spaces and < > are ignored.",
+            required: true
+        ) { try DeviceToken(hexString: $0) }
+        static let allowInvalidJSON = Flag(
+            "allow-invalid-json", help: "Encode a payload even if it is not valid JSON (for testing gateways).")
+        static let json = Flag("json", help: "Print one JSON object per frame.")
+    }
+
     static var spec: CommandSpec {
         CommandSpec(
             name: "frame",
@@ -21,17 +32,10 @@ enum FrameCommand {
                 into the frame byte for byte.
                 """,
             options: [
-                .value(
-                    "token", "hex",
-                    "The device token: 64 hex digits (up to 200 for --format frame); case, spaces and < > are ignored."),
-                .value("payload", "json", "The payload JSON, written exactly as given."),
-                .value("payload-file", "path", "Read the payload from a file instead."),
-                .value("format", "format", "simple (command 0), enhanced (1) or frame (2).", default: "enhanced"),
-                .value("id", "n", "The notification identifier (0...4294967295)."),
-                .value("expiry", "unix-seconds", "Expiry in UNIX seconds; 0 means do not store."),
-                .value("priority", "10|5", "Priority (item format only)."),
-                .value("max-payload", "bytes", "Largest payload to accept.", default: "2048"),
-                .flag("allow-invalid-json", "Encode a payload even if it is not valid JSON (for testing gateways)."),
+                Options.token.spec, NotificationOptions.payload.help("The payload JSON, written exactly as given.").spec,
+                NotificationOptions.payloadFile.spec, CommonOptions.format.spec, NotificationOptions.identifier.spec,
+                NotificationOptions.expiry.spec, NotificationOptions.priority.help("Priority (item format only).").spec,
+                CommonOptions.maximumPayload.spec, Options.allowInvalidJSON.spec,
             ],
             run: { arguments, console in try encode(arguments, console: console) },
             examples: [
@@ -50,48 +54,36 @@ enum FrameCommand {
                 offset and the status a gateway would answer, and exits 2.
                 """,
             arguments: [ArgumentSpec(name: "path", help: "The file to read, or - for stdin.", isOptional: true)],
-            options: [
-                .flag("json", "Print one JSON object per frame."),
-                .value("max-payload", "bytes", "Largest payload a valid frame may carry.", default: "2048"),
-            ],
+            options: [Options.json.spec, CommonOptions.maximumPayload.spec],
             run: { arguments, console in try decode(arguments, console: console) },
             examples: ["legacy-push frame decode --json Fixtures/frames/enhanced-basic.bin"])
     }
 
-    static func format(_ arguments: ParsedArguments) throws -> FrameFormat {
-        switch try arguments.choice("format", from: ["simple", "enhanced", "frame"]) {
-        case "simple": .simple
-        case "frame": .itemized
-        default: .enhanced
-        }
-    }
-
     static func encode(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let format = try format(arguments)
-        let maximumPayload = try arguments.integer("max-payload", in: 1...65535) ?? Payload.defaultMaximumSize
-        let token = try DeviceToken(hexString: arguments.required("token"))
-        let payloadBytes = try PayloadInput.bytes(arguments)
+        let format = try arguments.required(CommonOptions.format)
+        let maximumPayload = try arguments.required(CommonOptions.maximumPayload)
+        let token = try arguments.required(Options.token)
+        let payloadBytes = try NotificationOptions.payloadBytes(arguments)
         let payload =
-            arguments.flag("allow-invalid-json")
+            arguments.isSet(Options.allowInvalidJSON)
             ? Payload(unvalidatedBytes: payloadBytes) : try Payload(json: payloadBytes)
 
         var notification = PushNotification(token: token, payload: payload)
-        if let id = try arguments.integer("id", as: UInt32.self) {
+        if let id = try arguments.value(NotificationOptions.identifier) {
             guard format != .simple else {
                 throw CLIError.usage("--id needs --format enhanced or frame (simple frames carry no identifier)")
             }
             notification.identifier = id
         }
-        if let expiry = try arguments.integer("expiry", as: UInt32.self) {
+        if let expiry = try arguments.value(NotificationOptions.expiry) {
             guard format != .simple else { throw CLIError.usage("--expiry needs --format enhanced or frame") }
             notification.expiration = Expiration(rawValue: expiry)
         }
-        if let priorityText = arguments.value("priority") {
+        if let priority = try arguments.value(NotificationOptions.priority) {
             guard format == .itemized else {
                 throw CLIError.usage("--priority needs --format frame (only item frames carry a priority)")
             }
-            let value = try ParsedArguments.parseInteger(priorityText, option: "--priority", as: Int.self, in: nil)
-            notification.priority = try Priority(validating: value)
+            notification.priority = priority
         }
         if format == .enhanced {
             notification.identifier = notification.identifier ?? 0
@@ -105,8 +97,8 @@ enum FrameCommand {
 
     static func decode(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let path = arguments.positionals.first ?? "-"
-        let json = arguments.flag("json")
-        let maximumPayload = try arguments.integer("max-payload", in: 1...65535) ?? Payload.defaultMaximumSize
+        let json = arguments.isSet(Options.json)
+        let maximumPayload = try arguments.required(CommonOptions.maximumPayload)
         var decoder = FrameDecoder(
             configuration: .init(
                 maximumPayloadSize: maximumPayload, acceptsNotifications: true, acceptsErrorResponses: true))
@@ -156,18 +148,6 @@ enum FrameCommand {
             parts.append("token \(notification.token.hexString)")
             parts.append("payload (\(notification.payload.count) bytes) \(notification.payload.string)")
             return parts.joined(separator: ", ")
-        }
-    }
-}
-
-/// `--payload` / `--payload-file`, shared by `frame encode` and `send`.
-enum PayloadInput {
-    static func bytes(_ arguments: ParsedArguments) throws -> [UInt8] {
-        switch (arguments.value("payload"), arguments.value("payload-file")) {
-        case (let text?, nil): return Array(text.utf8)
-        case (nil, let path?): return try Files.read(path, limit: 1024 * 1024)
-        case (.some, .some): throw CLIError.usage("give either --payload or --payload-file, not both")
-        case (nil, nil): throw CLIError.usage("missing --payload or --payload-file")
         }
     }
 }
