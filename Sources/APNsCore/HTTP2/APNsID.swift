@@ -63,14 +63,20 @@ public struct APNsID: Hashable, Sendable, RawRepresentable, CustomStringConverti
         precondition(output.count >= Self.textCount, "an apns-id needs \(Self.textCount) bytes")
         let digits: StaticString = "0123456789abcdef"
         digits.withUTF8Buffer { table in
-            var value = rawValue
+            // Two 64-bit halves, last digit first: cheaper than shifting 128 bits.
+            var halves = (UInt64(truncatingIfNeeded: rawValue), UInt64(truncatingIfNeeded: rawValue >> 64))
             var index = Self.textCount - 1
-            while index >= 0 {
+            for digit in 0..<32 {
                 if index == 8 || index == 13 || index == 18 || index == 23 {
                     output[index] = UInt8(ascii: "-")
+                    index -= 1
+                }
+                if digit < 16 {
+                    output[index] = table[Int(halves.0 & 0xF)]
+                    halves.0 >>= 4
                 } else {
-                    output[index] = table[Int(value & 0xF)]
-                    value >>= 4
+                    output[index] = table[Int(halves.1 & 0xF)]
+                    halves.1 >>= 4
                 }
                 index -= 1
             }

@@ -94,9 +94,10 @@ package struct HTTP2HeaderList: Sendable, CustomStringConvertible {
     ) {
         let nameStart = appendRaw(name)
         let valueStart = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: valueCount))
-        bytes.withUnsafeMutableBytes { raw in
-            body(UnsafeMutableRawBufferPointer(rebasing: raw[valueStart..<(valueStart + valueCount)]))
+        // Written on the stack, then copied in one piece (values are short: a path, an id).
+        withUnsafeTemporaryAllocation(byteCount: valueCount, alignment: 1) { value in
+            body(value)
+            bytes.append(contentsOf: UnsafeRawBufferPointer(value))
         }
         record(nameStart, name.utf8CodeUnitCount, valueStart, valueCount, indexing)
     }

@@ -29,8 +29,10 @@ extension HTTP2Session {
         package var maximumHeaderListSize: Int = 16 * 1024
         /// SETTINGS_INITIAL_WINDOW_SIZE we advertise; nil keeps HTTP/2's 65 535 bytes.
         package var initialWindowSize: UInt32?
-        /// How many output bytes the session stages by itself while ``HTTP2Session/receive(_:)``
-        /// runs, and how much one ``HTTP2Session/send(into:)`` appends at most. Default 1 MiB.
+        /// How many output bytes the session stages by itself (answers serialised while
+        /// ``HTTP2Session/receive(_:)`` runs, kept until the next ``HTTP2Session/send(into:)``), and
+        /// roughly how many one ``HTTP2Session/send(into:)`` appends (frames are not split).
+        /// Default 1 MiB.
         package var maximumBufferedOutput: Int = 1 << 20
         /// Queued SETTINGS and PING acknowledgements beyond which the peer counts as flooding.
         /// Default 1000 (nghttp2's).

@@ -70,7 +70,7 @@ package final class HTTP2Session {
     private var nameValueCapacity: Int
 
     /// What nghttp2 serialised while ``receive(_:)`` ran, handed out by the next ``send(into:)``.
-    private var staged = ByteWriter()
+    private var staged = ByteWriter(capacity: 4096)
 
     /// The size of the header block being received (RFC accounting).
     var headerBlockSize = 0
@@ -81,12 +81,17 @@ package final class HTTP2Session {
     /// Set when nghttp2 itself ended the connection (its GOAWAY went out).
     package private(set) var connectionError: LegacyAPNsError?
     /// Set when nghttp2 cannot continue at all.
-    private var fatalError: LegacyAPNsError?
+    private var failure: LegacyAPNsError?
     private var isRunning = false
 
     /// Creates a session and queues its first SETTINGS frame (and, for a client, the connection
     /// preface) for the first ``send(into:)``.
     package init(role: Role, options: Options = Options(), delegate: any HTTP2SessionDelegate) throws {
+        if let window = options.initialWindowSize, window > UInt32(CNGHTTP2_NGHTTP2_MAX_WINDOW_SIZE) {
+            throw LegacyAPNsError(
+                .invalidValue,
+                "initial window size \(window) is larger than HTTP/2 allows (\(CNGHTTP2_NGHTTP2_MAX_WINDOW_SIZE))")
+        }
         var callbacks: OpaquePointer?
         guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else {
             throw LegacyAPNsError(.protocolViolation, "cannot create an HTTP/2 session: out of memory")
@@ -125,7 +130,6 @@ package final class HTTP2Session {
         self.delegate = delegate
         nameValueCapacity = 16
         nameValues = .allocate(capacity: nameValueCapacity)
-        staged.reserveCapacity(additional: 16 * 1024)
         nghttp2_session_set_user_data(pointer, Unmanaged.passUnretained(self).toOpaque())
         try submitSettings(options.initialSettings(for: role))
     }
@@ -139,10 +143,10 @@ package final class HTTP2Session {
     // MARK: - State
 
     /// Whether the session still expects bytes from the peer.
-    package var wantsRead: Bool { fatalError == nil && nghttp2_session_want_read(pointer) != 0 }
+    package var wantsRead: Bool { failure == nil && nghttp2_session_want_read(pointer) != 0 }
 
     /// Whether the session has bytes for the peer (``send(into:)`` will append some).
-    package var wantsWrite: Bool { fatalError == nil && (!staged.isEmpty || nghttp2_session_want_write(pointer) != 0) }
+    package var wantsWrite: Bool { failure == nil && (!staged.isEmpty || nghttp2_session_want_write(pointer) != 0) }
 
     /// The peer's current SETTINGS_MAX_CONCURRENT_STREAMS: how many streams this side may have open
     /// (before the peer's first SETTINGS: the assumption in ``Options/peerMaxConcurrentStreams``).
@@ -160,7 +164,7 @@ package final class HTTP2Session {
     package var lastProcessedStreamID: Int32 { nghttp2_session_get_last_proc_stream_id(pointer) }
 
     /// Client: whether a new request may start (no GOAWAY sent or received, identifiers left).
-    package var canStartRequest: Bool { fatalError == nil && nghttp2_session_check_request_allowed(pointer) != 0 }
+    package var canStartRequest: Bool { failure == nil && nghttp2_session_check_request_allowed(pointer) != 0 }
 
     // MARK: - Bytes in and out
 
@@ -171,24 +175,26 @@ package final class HTTP2Session {
     /// - Throws: ``LegacyAPNsError`` `protocolViolation` when the bytes break HTTP/2 (then send the
     ///   GOAWAY nghttp2 queued and close), and again on every later call.
     package func receive(_ bytes: UnsafeRawBufferPointer) throws {
-        if let failure = fatalError ?? connectionError { throw failure }
+        if let stop = failure ?? connectionError { throw stop }
         try beginRun()
         defer { endRun() }
         let result = nghttp2_session_mem_recv(
             pointer, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
         if result < 0 { throw fail(code: Int32(result)) }
-        try pump(into: &staged)
+        try pump(into: &staged, limit: options.maximumBufferedOutput)
         if let connectionError { throw connectionError }
     }
 
     /// Appends what the session has to send to `writer`: first what ``receive(_:)`` staged, then
-    /// frames from nghttp2 until it has nothing more or ``Options/maximumBufferedOutput`` bytes were
-    /// appended. Delegate calls (streams closing as their last frame goes out) happen during it.
+    /// frames from nghttp2 until it has nothing more or about ``Options/maximumBufferedOutput``
+    /// bytes were appended (frames are not split). Delegate calls (streams closing as their last
+    /// frame goes out) happen during it.
     ///
     /// - Throws: ``LegacyAPNsError`` `protocolViolation` only when nghttp2 fails internally (out of
     ///   memory); the session is then unusable.
     package func send(into writer: inout ByteWriter) throws {
-        if let fatalError { throw fatalError }
+        if let failure { throw failure }
+        let limit = writer.count + options.maximumBufferedOutput
         if !staged.isEmpty {
             if writer.isEmpty {
                 swap(&writer, &staged)
@@ -199,12 +205,12 @@ package final class HTTP2Session {
         }
         try beginRun()
         defer { endRun() }
-        try pump(into: &writer)
+        try pump(into: &writer, limit: limit)
     }
 
-    /// Moves frames from nghttp2 into `writer` until nghttp2 has none or the bound is reached.
-    private func pump(into writer: inout ByteWriter) throws {
-        let limit = writer.count + options.maximumBufferedOutput
+    /// Moves frames from nghttp2 into `writer` until nghttp2 has none or `writer` holds `limit`
+    /// bytes (a frame is never split, so the last one may go past it).
+    private func pump(into writer: inout ByteWriter, limit: Int) throws {
         while writer.count < limit {
             var data: UnsafePointer<UInt8>?
             let count = nghttp2_session_mem_send(pointer, &data)
@@ -243,7 +249,7 @@ package final class HTTP2Session {
             why = "nghttp2 failed: \(String(cString: nghttp2_strerror(code)))"
         }
         let error = LegacyAPNsError(.protocolViolation, "HTTP/2 session failed: \(why)")
-        fatalError = error
+        failure = error
         return error
     }
 
@@ -272,7 +278,7 @@ package final class HTTP2Session {
     ///   ``Options/maximumPendingRequests`` requests are already pending.
     package func submitRequest(headers: HTTP2HeaderList, body: [UInt8]) throws -> Int32 {
         precondition(role == .client, "only a client session submits requests")
-        if let fatalError { throw fatalError }
+        if let failure { throw failure }
         guard nghttp2_session_check_request_allowed(pointer) != 0 else {
             throw LegacyAPNsError(
                 .streamUnavailable,
@@ -308,7 +314,7 @@ package final class HTTP2Session {
     /// - Throws: `streamUnavailable` when the stream is closed or already answered.
     package func submitResponse(stream: Int32, headers: HTTP2HeaderList, body: [UInt8] = []) throws {
         precondition(role == .server, "only a server session submits responses")
-        if let fatalError { throw fatalError }
+        if let failure { throw failure }
         let slot = body.isEmpty ? nil : takeBodySlot(body)
         let result = withNameValues(headers) { nameValues, count -> Int32 in
             guard let slot else { return nghttp2_submit_response(pointer, stream, nameValues, count, nil) }
@@ -329,7 +335,7 @@ package final class HTTP2Session {
     package func submitGoaway(
         lastStreamID: Int32? = nil, errorCode: HTTP2ErrorCode = .noError, debugData: [UInt8] = []
     ) throws {
-        if let fatalError { throw fatalError }
+        if let failure { throw failure }
         let last = lastStreamID ?? lastProcessedStreamID
         localGoaways.append((errorCode.rawValue, debugData))
         let result = debugData.withUnsafeBufferPointer {
@@ -344,7 +350,7 @@ package final class HTTP2Session {
     /// Ends the connection: queues a GOAWAY with `errorCode` after which the session wants nothing
     /// more (open streams are abandoned).
     package func terminate(errorCode: HTTP2ErrorCode = .noError) throws {
-        if let fatalError { throw fatalError }
+        if let failure { throw failure }
         localGoaways.append((errorCode.rawValue, []))
         let result = nghttp2_session_terminate_session(pointer, errorCode.rawValue)
         guard result == 0 else {
@@ -356,7 +362,7 @@ package final class HTTP2Session {
     /// Queues a PING with an 8-byte payload; the peer's acknowledgement arrives as
     /// ``HTTP2SessionDelegate/didReceivePingAck(_:)``.
     package func submitPing(_ payload: UInt64 = 0) throws {
-        if let fatalError { throw fatalError }
+        if let failure { throw failure }
         let result = withUnsafeBytes(of: payload.bigEndian) { raw in
             nghttp2_submit_ping(pointer, 0, raw.baseAddress?.assumingMemoryBound(to: UInt8.self))
         }
@@ -366,7 +372,7 @@ package final class HTTP2Session {
     /// Queues a SETTINGS frame, e.g. a new SETTINGS_MAX_CONCURRENT_STREAMS mid-connection (it
     /// applies to the peer once acknowledged).
     package func submitSettings(_ settings: [HTTP2Setting]) throws {
-        if let fatalError { throw fatalError }
+        if let failure { throw failure }
         let entries = settings.map {
             nghttp2_settings_entry(settings_id: Int32($0.identifier.rawValue), value: $0.value)
         }
@@ -379,7 +385,7 @@ package final class HTTP2Session {
     /// Queues an RST_STREAM: `stream` ends at once with `errorCode` (a server refusing work says
     /// `.refusedStream`: "not processed, send it again").
     package func submitRstStream(stream: Int32, errorCode: HTTP2ErrorCode) throws {
-        if let fatalError { throw fatalError }
+        if let failure { throw failure }
         let result = nghttp2_submit_rst_stream(pointer, 0, stream, errorCode.rawValue)
         guard result == 0 else { throw submitError(result, "RST_STREAM on stream \(stream)") }
     }
@@ -412,7 +418,8 @@ package final class HTTP2Session {
         let noIndex = UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue)
         return headers.bytes.withUnsafeBufferPointer { bytes in
             let base = UnsafeMutablePointer(mutating: bytes.baseAddress)
-            for (index, field) in headers.fields.enumerated() {
+            for index in 0..<count {
+                let field = headers.fields[index]
                 nameValues[index] = nghttp2_nv(
                     name: base.map { $0 + Int(field.nameStart) }, value: base.map { $0 + Int(field.valueStart) },
                     namelen: Int(field.nameCount), valuelen: Int(field.valueCount),
