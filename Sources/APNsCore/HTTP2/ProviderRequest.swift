@@ -21,7 +21,7 @@
 /// Absent optional fields are not sent: APNs then generates the `apns-id`, stores the notification
 /// per its own policy, uses priority 10 and, for certificate auth with one topic, the certificate's
 /// topic. The request carries what the client chose; the server's rules are
-/// ``ProviderRequestValidator``'s.
+/// `ProviderRequestValidator`'s.
 public struct ProviderRequest: Hashable, Sendable {
     /// The device: at least 32 bytes (APNs says not to assume a size; today's tokens have 32).
     public var deviceToken: DeviceToken

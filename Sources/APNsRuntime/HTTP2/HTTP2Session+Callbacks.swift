@@ -127,11 +127,15 @@ extension HTTP2Session {
         return 0
     }
 
+    /// Keeps nghttp2's explanation for wording a later failure, except for header-field messages,
+    /// which quote the field (it could be an `authorization` value: reasons never carry secrets).
     private static let onError: nghttp2_error_callback2 = { _, code, message, count, userData in
         guard let session = session(userData) else { return 0 }
-        let text = message.map {
-            String(decoding: UnsafeRawBufferPointer(start: $0, count: min(count, 300)), as: UTF8.self)
+        guard code != NGHTTP2_ERR_HTTP_HEADER.rawValue, let message else {
+            session.lastLibraryError = (code, nil)
+            return 0
         }
+        let text = String(decoding: UnsafeRawBufferPointer(start: message, count: min(count, 300)), as: UTF8.self)
         session.lastLibraryError = (code, text)
         return 0
     }

@@ -19,9 +19,9 @@ internal import CNGHTTP2
 ///
 /// **The owner's loop.** After every ``receive(_:)`` and every `submit...`, call
 /// ``send(into:)`` and write what it appended; close the connection when neither ``wantsRead`` nor
-/// ``wantsWrite`` holds. ``send(into:)`` appends at most ``Options/maximumBufferedOutput`` bytes per
-/// call (call again while ``wantsWrite``), and appends them to a writer the caller reuses, so the
-/// shell writes large TLS records.
+/// ``wantsWrite`` holds. ``send(into:)`` appends about ``Options/maximumBufferedOutput`` bytes at
+/// most per call (call again while ``wantsWrite``), to a writer the caller reuses, so the shell
+/// writes large TLS records.
 ///
 /// **Errors.** When the peer breaks the protocol, nghttp2 queues a GOAWAY and ignores further input:
 /// ``receive(_:)`` throws a ``LegacyAPNsError`` with code `protocolViolation` naming nghttp2's
@@ -315,6 +315,9 @@ package final class HTTP2Session {
     package func submitResponse(stream: Int32, headers: HTTP2HeaderList, body: [UInt8] = []) throws {
         precondition(role == .server, "only a server session submits responses")
         if let failure { throw failure }
+        guard stream > 0, nghttp2_session_find_stream(pointer, stream) != nil else {
+            throw LegacyAPNsError(.streamUnavailable, "cannot answer HTTP/2 stream \(stream): it is not open")
+        }
         let slot = body.isEmpty ? nil : takeBodySlot(body)
         let result = withNameValues(headers) { nameValues, count -> Int32 in
             guard let slot else { return nghttp2_submit_response(pointer, stream, nameValues, count, nil) }

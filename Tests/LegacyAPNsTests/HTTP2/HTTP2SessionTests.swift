@@ -79,6 +79,20 @@ import Testing
         #expect(pair.serverEvents.messages.keys.sorted() == [1, 11, 13, 15, 17])
     }
 
+    @Test func aClientAssumingOneStreamSendsOneRequestUntilTheServersSettingsArrive() throws {
+        // APNs with token auth allows one stream until a valid token was seen.
+        var clientOptions = HTTP2Session.Options()
+        clientOptions.peerMaxConcurrentStreams = 1
+        let pair = try HTTP2Pair(client: clientOptions)
+        for index in 1...3 { try pair.submit(HTTP2Pair.request(index)) }
+        #expect(pair.client.remoteMaxConcurrentStreams == 1)
+        try pair.flushClient()
+        #expect(pair.serverEvents.messages.keys.sorted() == [1])
+        try pair.exchange()  // the server's SETTINGS (1000) arrive: the rest follow
+        #expect(pair.client.remoteMaxConcurrentStreams == 1000)
+        #expect(pair.serverEvents.messages.keys.sorted() == [1, 3, 5])
+    }
+
     @Test func aStreamBeyondTheAcknowledgedLimitEndsTheConnection() throws {
         // A hostile client ignores the limit: nghttp2 answers GOAWAY PROTOCOL_ERROR, as APNs
         // answers "Maximum active streams violated".
@@ -165,6 +179,23 @@ import Testing
             pair.clientEvents.events.suffix(2) == [.rst(stream: 1, .refusedStream), .closed(stream: 1, .refusedStream)])
         #expect(pair.serverEvents.closedStreams.map(\.0) == [1])
         #expect(pair.client.pendingRequestCount == 0)
+    }
+
+    @Test func answeringAStreamThatIsNotOpenIsRefused() throws {
+        let pair = try HTTP2Pair()
+        try pair.submit(HTTP2Pair.request(1))
+        try pair.exchange()
+        try pair.server.submitRstStream(stream: 1, errorCode: .cancel)
+        try pair.exchange()
+        var headers = HTTP2HeaderList()
+        ProviderResponse.success(apnsID: nil).writeHeaders(into: &headers)
+        for stream: Int32 in [1, 3, 0] {
+            let error = #expect(throws: LegacyAPNsError.self) {
+                try pair.server.submitResponse(stream: stream, headers: headers, body: [1, 2, 3])
+            }
+            #expect(error?.reason == "cannot answer HTTP/2 stream \(stream): it is not open")
+            #expect(error?.code == .streamUnavailable)
+        }
     }
 
     @Test func pingIsAcknowledgedWithItsPayloadBothWays() throws {
