@@ -5,7 +5,8 @@ import PackageDescription
 //
 //   APNsCore          sans-IO: wire codecs, model, JSON, JSON Lines, delivery state machine, errors
 //   APNsCredentials   certificates, keys, .p12/.pem/.cer (OpenSSL)
-//   APNsRuntime       internal: sockets, poll, threads, locks, clock, TLS sessions, the transport seam
+//   APNsRuntime       internal: sockets, poll, threads, locks, clock, TLS sessions, the transport seam,
+//                     the HTTP/2 session over nghttp2
 //   LegacyAPNs        the binary client                 FeedbackClient   the feedback reader/poller
 //   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
 let package = Package(
@@ -26,6 +27,12 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CNGHTTP2",
+            path: "Sources/CNGHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev"])]
+        ),
         .target(name: "APNsCore"),
         .target(
             name: "APNsCredentials",
@@ -33,7 +40,7 @@ let package = Package(
         ),
         .target(
             name: "APNsRuntime",
-            dependencies: ["APNsCore", "APNsCredentials", "COpenSSL"]
+            dependencies: ["APNsCore", "APNsCredentials", "COpenSSL", "CNGHTTP2"]
         ),
         .target(
             name: "LegacyAPNs",

@@ -4,6 +4,8 @@
 /// (send at a time that conserves power; required for content-available-only pushes). Other bytes
 /// decode and round-trip, so fixtures with odd values can be inspected, but ``init(validating:)``
 /// accepts only the two defined ones.
+///
+/// The HTTP/2 API adds 1 (``lowest``); see `Priority+HTTP2.swift` and ``init(validatingHTTP2:)``.
 public struct Priority: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
     /// The byte in the frame.
     public var rawValue: UInt8

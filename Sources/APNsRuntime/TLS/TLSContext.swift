@@ -6,11 +6,17 @@ internal import COpenSSL
 /// or a simulator.
 package final class TLSContext: @unchecked Sendable {
     // @unchecked: the SSL_CTX is fully configured in the initialiser and only read afterwards
-    // (SSL_new), which OpenSSL allows from any thread.
+    // (SSL_new), which OpenSSL allows from any thread; the ALPN lists are set by the factories
+    // before the context is returned, and never change.
 
     let pointer: OpaquePointer
     /// The local identity, for wording errors ("your certificate expired on ...").
     package let identity: ClientIdentity?
+    /// ALPN: the protocols a client offers, or a server accepts, most preferred first (empty: no
+    /// ALPN). Set by the factories, before the context is shared.
+    package private(set) var applicationProtocols: [String] = []
+    /// The server's list in wire form, read by the ALPN select callback.
+    private var serverProtocols: ApplicationProtocolList?
 
     private init(pointer: OpaquePointer, identity: ClientIdentity?) {
         self.pointer = pointer
@@ -19,8 +25,20 @@ package final class TLSContext: @unchecked Sendable {
 
     deinit { SSL_CTX_free(pointer) }
 
-    /// A client context: verifies the server against `configuration.trust`.
-    package static func client(_ configuration: TLSConfiguration) throws -> TLSContext {
+    /// Whether a server context asks clients for a certificate.
+    package enum ClientCertificates: Sendable {
+        /// Refuse clients without a certificate chaining to the trusted CAs (the binary gateway).
+        case required
+        /// Ask for one and verify it against the trusted CAs if sent, but serve clients without one
+        /// (the HTTP/2 API: no certificate means token authentication).
+        case optional
+    }
+
+    /// A client context: verifies the server against `configuration.trust`, and offers
+    /// `applicationProtocols` by ALPN when given (`["h2"]` for the HTTP/2 provider API).
+    package static func client(_ configuration: TLSConfiguration, applicationProtocols: [String] = []) throws
+        -> TLSContext
+    {
         let context = try make(
             method: TLS_client_method(), identity: configuration.identity, minimum: configuration.minimumVersion)
         SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER, nil)
@@ -34,17 +52,43 @@ package final class TLSContext: @unchecked Sendable {
         case .certificates(let certificates):
             try addTrusted(certificates, to: context)
         }
+        if !applicationProtocols.isEmpty {
+            let wire = try ApplicationProtocolList(applicationProtocols)
+            // Returns 0 on success, unlike most of OpenSSL.
+            guard SSL_CTX_set_alpn_protos(context.pointer, wire.bytes, UInt32(wire.count)) == 0 else {
+                throw LegacyAPNsError(
+                    .tlsConfiguration,
+                    "cannot offer ALPN \(applicationProtocols): \(OpenSSLError.drain("SSL_CTX_set_alpn_protos"))")
+            }
+            context.applicationProtocols = applicationProtocols
+        }
         return context
     }
 
-    /// A server context that requires a client certificate chaining to `clientTrust` and speaks
-    /// TLS 1.2 up to `maximum`.
+    /// A server context that requires a client certificate chaining to `clientTrust` (or, with
+    /// `clientCertificates: .optional`, verifies one only if sent) and speaks TLS 1.2 up to
+    /// `maximum`.
+    ///
+    /// With `applicationProtocols` (`["h2"]`), ALPN selects the first of them the client offers; a
+    /// client that offers only others is refused with the `no_application_protocol` alert, and a
+    /// client that offers none at all is served (the HTTP/2 API speaks HTTP/2 to it, as APNs does).
     package static func server(
-        identity: ClientIdentity, clientTrust: [Certificate], maximum: TLSConfiguration.Version
+        identity: ClientIdentity, clientTrust: [Certificate], maximum: TLSConfiguration.Version,
+        clientCertificates: ClientCertificates = .required, applicationProtocols: [String] = []
     ) throws -> TLSContext {
         let context = try make(method: TLS_server_method(), identity: identity, minimum: .tls12)
         _ = COpenSSL_SSL_CTX_set_max_proto_version(context.pointer, maximum == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION)
-        SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
+        switch clientCertificates {
+        case .required: SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
+        case .optional: SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER, nil)
+        }
+        if !applicationProtocols.isEmpty {
+            let list = try ApplicationProtocolList(applicationProtocols)
+            context.serverProtocols = list
+            context.applicationProtocols = applicationProtocols
+            SSL_CTX_set_alpn_select_cb(
+                context.pointer, selectApplicationProtocol, Unmanaged.passUnretained(list).toOpaque())
+        }
         try addTrusted(clientTrust, to: context)
         for certificate in clientTrust { _ = SSL_CTX_add_client_CA(context.pointer, certificate.pointer) }
         let sessionContext: [UInt8] = Array("legacy-apns-simulator".utf8)
@@ -96,6 +140,26 @@ package final class TLSContext: @unchecked Sendable {
         return context
     }
 
+    /// ALPN on the server: the first of our protocols the client offers, else the fatal
+    /// `no_application_protocol` alert (the client's offer is kept on its ``TLSSession`` for the
+    /// error message). Not called at all when the client offers no ALPN.
+    private static let selectApplicationProtocol: SSL_CTX_alpn_select_cb_func = {
+        ssl, out, outCount, offered, offeredCount, argument in
+        guard let out, let outCount, let offered, let argument else { return SSL_TLSEXT_ERR_ALERT_FATAL }
+        let list = Unmanaged<ApplicationProtocolList>.fromOpaque(argument).takeUnretainedValue()
+        var selected: UnsafeMutablePointer<UInt8>?
+        let result = SSL_select_next_proto(&selected, outCount, list.bytes, UInt32(list.count), offered, offeredCount)
+        if result == OPENSSL_NPN_NEGOTIATED, let selected {
+            out.pointee = UnsafePointer(selected)
+            return SSL_TLSEXT_ERR_OK
+        }
+        if let ssl, let owner = SSL_get_ex_data(ssl, 0) {
+            let names = ApplicationProtocolList.names(UnsafeRawBufferPointer(start: offered, count: Int(offeredCount)))
+            Unmanaged<TLSSession>.fromOpaque(owner).takeUnretainedValue().refusedApplicationProtocols = names
+        }
+        return SSL_TLSEXT_ERR_ALERT_FATAL
+    }
+
     private static func addTrusted(_ certificates: [Certificate], to context: TLSContext) throws {
         guard !certificates.isEmpty else {
             throw LegacyAPNsError(.tlsConfiguration, "no trusted CA certificates given")
@@ -107,5 +171,42 @@ package final class TLSContext: @unchecked Sendable {
                 ERR_clear_error()  // already present is fine
             }
         }
+    }
+}
+
+/// A list of ALPN protocol names in wire form (each name preceded by its length), in memory that
+/// stays put for the context's lifetime, as OpenSSL's select callback requires.
+private final class ApplicationProtocolList {
+    let bytes: UnsafeMutablePointer<UInt8>
+    let count: Int
+
+    init(_ names: [String]) throws {
+        var wire: [UInt8] = []
+        for name in names {
+            let utf8 = Array(name.utf8)
+            guard !utf8.isEmpty, utf8.count <= 255 else {
+                throw LegacyAPNsError(.tlsConfiguration, "ALPN protocol name '\(name)' must have 1 to 255 bytes")
+            }
+            wire.append(UInt8(utf8.count))
+            wire += utf8
+        }
+        count = wire.count
+        bytes = .allocate(capacity: max(count, 1))
+        bytes.initialize(from: wire, count: count)
+    }
+
+    deinit { bytes.deallocate() }
+
+    /// The names in a wire-form list.
+    static func names(_ wire: UnsafeRawBufferPointer) -> [String] {
+        var names: [String] = []
+        var index = 0
+        while index < wire.count {
+            let length = Int(wire[index])
+            let end = min(wire.count, index + 1 + length)
+            names.append(String(decoding: UnsafeRawBufferPointer(rebasing: wire[(index + 1)..<end]), as: UTF8.self))
+            index = end
+        }
+        return names
     }
 }

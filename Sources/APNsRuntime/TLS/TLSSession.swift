@@ -17,6 +17,9 @@ package final class TLSSession: Transport {
     private let context: TLSContext
     /// "host:port", for messages.
     package let peer: String
+    /// Server: what a client offered by ALPN when none of it was acceptable (set by the context's
+    /// select callback during the handshake), for the error message.
+    var refusedApplicationProtocols: [String]?
 
     private init(socket: Socket, ssl: OpaquePointer, context: TLSContext, peer: String) {
         self.socket = socket
@@ -51,6 +54,23 @@ package final class TLSSession: Transport {
 
     /// The negotiated protocol ("TLSv1.3").
     package var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
+
+    /// The application protocol ALPN selected ("h2"); empty when none was (the client offered no
+    /// ALPN, or the server does not do ALPN).
+    package var applicationProtocol: String {
+        var data: UnsafePointer<UInt8>?
+        var count: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &count)
+        guard let data, count > 0 else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: data, count: Int(count)), as: UTF8.self)
+    }
+
+    /// The certificate the peer presented, if any (a server with optional client certificates
+    /// tells certificate from token authentication by it).
+    package var peerCertificate: Certificate? {
+        guard let peer = SSL_get1_peer_certificate(ssl) else { return nil }
+        return Certificate(taking: peer)
+    }
 
     /// Connects to `endpoint` and completes the handshake within `timeout` seconds, verifying the
     /// server's certificate chain and host name. With `resuming`, offers that earlier session, so
@@ -89,6 +109,8 @@ package final class TLSSession: Transport {
         let session = TLSSession(socket: socket, ssl: ssl, context: context, peer: peer)
         _ = SSL_set_fd(ssl, socket.descriptor)
         SSL_set_accept_state(ssl)
+        // For the ALPN select callback (unretained: the SSL lives and dies with the session).
+        _ = SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(session).toOpaque())
         do {
             try session.handshake(deadline: Monotonic.now() + timeout, step: SSL_accept, isClient: false)
         } catch {
@@ -131,6 +153,7 @@ package final class TLSSession: Transport {
                 .serverUntrusted,
                 "the certificate of \(peer) is not trusted: \(text) (for a local gateway, pass its CA with --ca-file)")
         }
+        if let refused = applicationProtocolRefusal(queue, isClient: isClient) { return refused }
         if let rejected = certificateRejection(queue) { return rejected }
         if !isClient, queue.contains(reason: SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
             return LegacyAPNsError(.certificateRejected, "client \(peer) presented no certificate")
@@ -145,6 +168,25 @@ package final class TLSSession: Transport {
         }
         return LegacyAPNsError(
             .handshakeFailed, "TLS handshake with \(peer) failed: \(queue.shortReason ?? queue.description)")
+    }
+
+    /// ALPN found no common protocol, worded for people on both sides.
+    private func applicationProtocolRefusal(_ queue: OpenSSLError, isClient: Bool) -> LegacyAPNsError? {
+        if isClient, queue.contains(reason: SSL_R_TLSV1_ALERT_NO_APPLICATION_PROTOCOL) {
+            let offered = context.applicationProtocols.joined(separator: ", ")
+            return LegacyAPNsError(
+                .handshakeFailed,
+                "\(peer) refused the TLS handshake: it speaks none of the protocols offered by ALPN (\(offered))")
+        }
+        if !isClient, queue.contains(reason: SSL_R_NO_APPLICATION_PROTOCOL) {
+            let offered = refusedApplicationProtocols.map { $0.joined(separator: ", ") } ?? "unknown protocols"
+            let spoken = context.applicationProtocols.joined(separator: ", ")
+            return LegacyAPNsError(
+                .handshakeFailed,
+                "client \(peer) offered only \(offered) by ALPN; this server speaks \(spoken) (alert no_application_protocol sent)"
+            )
+        }
+        return nil
     }
 
     /// An alert from the peer saying it refused our certificate, worded for people.

@@ -1,0 +1,93 @@
+/// The `apns-id` header: a UUID naming one notification, echoed in its response.
+///
+/// ```
+/// 8-4-4-4-12 hex digits, 36 bytes:   123e4567-e89b-42d3-a456-4266554400a0
+///                                    |  high 64 bits   | |  low 64 bits   |
+///                                    version nibble ^       ^ variant bits (random IDs)
+/// ```
+///
+/// **Case.** Apple calls the canonical form "32 lowercase hexadecimal digits" in five groups, and
+/// this type always *writes* that form. It *reads* either case: Foundation's `uuidString` is
+/// uppercase and several clients send it as is, so a server that refused uppercase would be
+/// stricter than the clients it must serve. Anything that is not 8-4-4-4-12 hex digits is rejected
+/// (a server answers `BadMessageId`).
+///
+/// The 128 bits are the value: ``init(rawValue:)`` makes deterministic identifiers (a bridge can
+/// derive one from a connection and a binary identifier), ``random(using:)`` makes UUIDv4-shaped
+/// ones from the caller's generator. Neither needs Foundation.
+public struct APNsID: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
+    /// The UUID's 16 bytes as one big-endian number.
+    public var rawValue: UInt128
+
+    /// Wraps 128 bits as they are (no version or variant bits are set).
+    public init(rawValue: UInt128) { self.rawValue = rawValue }
+
+    /// The length of the text form.
+    public static let textCount = 36
+
+    /// Parses the 8-4-4-4-12 text form, in either case; nil for anything else.
+    public init?(_ text: some StringProtocol) {
+        var copy = String(text)
+        guard let parsed = copy.withUTF8({ APNsID(utf8: UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = parsed
+    }
+
+    /// Parses the 8-4-4-4-12 text form from UTF-8 bytes (a header value), in either case; nil for
+    /// anything else.
+    public init?(utf8 text: UnsafeRawBufferPointer) {
+        guard text.count == Self.textCount else { return nil }
+        var value: UInt128 = 0
+        for index in 0..<Self.textCount {
+            let byte = text[index]
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            guard let nibble = JSONScanner.hexValue(byte) else { return nil }
+            value = value << 4 | UInt128(nibble)
+        }
+        rawValue = value
+    }
+
+    /// A random version 4 UUID (RFC 9562 §5.4) drawn from `generator`.
+    public static func random(using generator: inout some RandomNumberGenerator) -> APNsID {
+        var high = generator.next()
+        var low = generator.next()
+        high = (high & ~0xF000) | 0x4000  // version 4
+        low = (low & ~(0xC0 << 56)) | (0x80 << 56)  // variant 10xx
+        return APNsID(rawValue: UInt128(high) << 64 | UInt128(low))
+    }
+
+    /// Writes the lowercase text form into the first 36 bytes of `output`.
+    public func write(into output: UnsafeMutableRawBufferPointer) {
+        precondition(output.count >= Self.textCount, "an apns-id needs \(Self.textCount) bytes")
+        let digits: StaticString = "0123456789abcdef"
+        digits.withUTF8Buffer { table in
+            // Two 64-bit halves, last digit first: cheaper than shifting 128 bits.
+            var halves = (UInt64(truncatingIfNeeded: rawValue), UInt64(truncatingIfNeeded: rawValue >> 64))
+            var index = Self.textCount - 1
+            for digit in 0..<32 {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    output[index] = UInt8(ascii: "-")
+                    index -= 1
+                }
+                if digit < 16 {
+                    output[index] = table[Int(halves.0 & 0xF)]
+                    halves.0 >>= 4
+                } else {
+                    output[index] = table[Int(halves.1 & 0xF)]
+                    halves.1 >>= 4
+                }
+                index -= 1
+            }
+        }
+    }
+
+    /// The lowercase 8-4-4-4-12 form.
+    public var description: String {
+        String(unsafeUninitializedCapacity: Self.textCount) { buffer in
+            write(into: UnsafeMutableRawBufferPointer(buffer))
+            return Self.textCount
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import APNsCore
+import Testing
+
+@Suite struct APNsIDTests {
+    @Test func canonicalTextRoundTrips() throws {
+        let text = "123e4567-e89b-12d3-a456-4266554400a0"
+        let id = try #require(APNsID(text))
+        #expect(id.rawValue == 0x123e_4567_e89b_12d3_a456_4266_5544_00a0)
+        #expect(id.description == text)
+        #expect(APNsID(rawValue: id.rawValue) == id)
+    }
+
+    @Test func uppercaseIsReadAndWrittenBackLowercase() throws {
+        let id = try #require(APNsID("123E4567-E89B-12D3-A456-4266554400A0"))
+        #expect(id.description == "123e4567-e89b-12d3-a456-4266554400a0")
+    }
+
+    @Test(arguments: [
+        "",
+        "123e4567e89b12d3a4564266554400a0",  // no hyphens
+        "123e4567-e89b-12d3-a456-4266554400a",  // 35 characters
+        "123e4567-e89b-12d3-a456-4266554400a00",  // 37 characters
+        "123e4567-e89b-12d3-a4564-266554400a0",  // hyphen moved
+        "123e4567-e89b-12d3-a456_4266554400a0",  // not a hyphen
+        "123e4567-e89b-12d3-a456-4266554400ag",  // not hex
+        "{23e4567-e89b-12d3-a456-4266554400a}",
+        " 23e4567-e89b-12d3-a456-4266554400a0",
+        "123e4567-e89b-12d3-a456-4266554400é",
+    ])
+    func anythingButEightFourFourFourTwelveHexIsRejected(text: String) {
+        #expect(APNsID(text) == nil)
+    }
+
+    @Test func fixedValuesFormatWithLeadingZeros() {
+        #expect(APNsID(rawValue: 0).description == "00000000-0000-0000-0000-000000000000")
+        #expect(APNsID(rawValue: 1).description == "00000000-0000-0000-0000-000000000001")
+        #expect(APNsID(rawValue: .max).description == "ffffffff-ffff-ffff-ffff-ffffffffffff")
+    }
+
+    @Test func randomIDsAreVersion4AndReproducibleFromTheirGenerator() throws {
+        var first = SplitMix64(seed: 7)
+        var second = SplitMix64(seed: 7)
+        var seen = Set<APNsID>()
+        for _ in 0..<1000 {
+            let id = APNsID.random(using: &first)
+            #expect(id == APNsID.random(using: &second))
+            let text = Array(id.description)
+            #expect(text[14] == "4")
+            #expect("89ab".contains(text[19]))
+            #expect(APNsID(id.description) == id)
+            seen.insert(id)
+        }
+        #expect(seen.count == 1000)
+    }
+
+    @Test func writesIntoAHeaderBufferWithoutAString() {
+        var bytes = [UInt8](repeating: 0, count: 40)
+        bytes.withUnsafeMutableBytes { APNsID(rawValue: 0xABCDEF).write(into: $0) }
+        #expect(String(decoding: bytes[0..<36], as: UTF8.self) == "00000000-0000-0000-0000-000000abcdef")
+        #expect(bytes[36...].allSatisfy { $0 == 0 })
+    }
+}

@@ -1,0 +1,41 @@
+import APNsCore
+import Testing
+
+@Suite struct PushTypeTests {
+    @Test(
+        arguments: [
+            (PushType.alert, "alert", nil, 4096),
+            (.background, "background", nil, 4096),
+            (.location, "location", ".location-query", 4096),
+            (.voip, "voip", ".voip", 5120),
+            (.complication, "complication", ".complication", 4096),
+            (.fileProvider, "fileprovider", ".pushkit.fileprovider", 4096),
+            (.mdm, "mdm", nil, 4096),
+            (.liveActivity, "liveactivity", ".push-type.liveactivity", 4096),
+            (.pushToTalk, "pushtotalk", ".voip-ptt", 4096),
+            (.widgets, "widgets", ".push-type.widgets", 4096),
+            (.controls, "controls", ".push-type.controls", 4096),
+        ] as [(PushType, String, String?, Int)])
+    func everyDocumentedTypeKnowsItsHeaderSuffixAndLimit(type: PushType, raw: String, suffix: String?, limit: Int) {
+        #expect(type.rawValue == raw)
+        #expect(PushType(rawValue: raw) == type)
+        #expect(type.isKnown)
+        #expect(type.requiredTopicSuffix == suffix)
+        #expect(type.maximumPayloadSize == limit)
+    }
+
+    @Test func allKnownListsElevenTypesOnce() {
+        #expect(PushType.allKnown.count == 11)
+        #expect(Set(PushType.allKnown).count == 11)
+    }
+
+    @Test(arguments: ["Alert", "", "voip ", "newtype2030"])
+    func unknownTypesSurviveWithoutRules(raw: String) {
+        let type = PushType(rawValue: raw)
+        #expect(type.rawValue == raw)
+        #expect(type.description == raw)
+        #expect(!type.isKnown)
+        #expect(type.requiredTopicSuffix == nil)
+        #expect(type.maximumPayloadSize == 4096)
+    }
+}
