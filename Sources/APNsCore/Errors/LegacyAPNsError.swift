@@ -26,6 +26,7 @@ public struct LegacyAPNsError: Error, Sendable, CustomStringConvertible {
             case unsupportedCredentials, unsupportedKey, tlsConfiguration, serverUntrusted, certificateRejected,
                 protocolRefused
             case handshakeFailed, connectionFailed, timedOut, fileError, cancelled
+            case protocolViolation, streamUnavailable, malformedResponse
         }
 
         private let base: Base
@@ -85,6 +86,16 @@ public struct LegacyAPNsError: Error, Sendable, CustomStringConvertible {
         public static let fileError = Code(.fileError)
         /// The operation was cancelled.
         public static let cancelled = Code(.cancelled)
+        /// The HTTP/2 peer broke the protocol (bytes that are not HTTP/2, a bad frame, flooding, an
+        /// oversized header block): the connection is closing, after a GOAWAY where one can be sent.
+        public static let protocolViolation = Code(.protocolViolation)
+        /// No HTTP/2 stream is available for a request or response: the connection is going away
+        /// (GOAWAY sent or received), its stream identifiers are used up, the stream has closed, or
+        /// the local queue of waiting requests is full.
+        public static let streamUnavailable = Code(.streamUnavailable)
+        /// A server response that cannot be understood (a body that is not a JSON object, a
+        /// `:status` that is not three digits).
+        public static let malformedResponse = Code(.malformedResponse)
     }
 
     /// The broad kind of a failure, which decides what a caller can do about it.
@@ -128,7 +139,8 @@ public struct LegacyAPNsError: Error, Sendable, CustomStringConvertible {
         case .cancelled:
             .cancelled
         default:  // serverUntrusted, certificateRejected, protocolRefused, handshakeFailed, connectionFailed,
-            // timedOut, malformedFrame (a peer that sends what the protocol does not allow)
+            // timedOut, malformedFrame, protocolViolation, streamUnavailable, malformedResponse (a peer
+            // that sends what the protocol does not allow, or goes away)
             .connection
         }
     }

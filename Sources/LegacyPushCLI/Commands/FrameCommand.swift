@@ -32,7 +32,8 @@ enum FrameCommand {
                 into the frame byte for byte.
                 """,
             options: [
-                Options.token.spec, NotificationOptions.payload.help("The payload JSON, written exactly as given.").spec,
+                Options.token.spec,
+                NotificationOptions.payload.help("The payload JSON, written exactly as given.").spec,
                 NotificationOptions.payloadFile.spec, CommonOptions.format.spec, NotificationOptions.identifier.spec,
                 NotificationOptions.expiry.spec, NotificationOptions.priority.help("Priority (item format only).").spec,
                 CommonOptions.maximumPayload.spec, Options.allowInvalidJSON.spec,

@@ -50,8 +50,8 @@ final class HTTP2TLSDriver {
                 }
                 switch result {
                 case .done(let count): offset += count
-                case .wantWrite: try wait(Int16(POLLOUT), until: deadline)
-                case .wantRead: try wait(Int16(POLLIN), until: deadline)
+                case .wantWrite: try wait(.writable, until: deadline)
+                case .wantRead: try wait(.readable, until: deadline)
                 case .closed: throw LegacyAPNsError(.connectionFailed, "\(tls.peer) closed while we were writing")
                 case .failed(let error): throw error
                 }
@@ -72,17 +72,17 @@ final class HTTP2TLSDriver {
                     throw error
                 }
                 return true
-            case .wantRead: try wait(Int16(POLLIN), until: deadline)
-            case .wantWrite: try wait(Int16(POLLOUT), until: deadline)
+            case .wantRead: try wait(.readable, until: deadline)
+            case .wantWrite: try wait(.writable, until: deadline)
             case .closed: return false
             case .failed(let error): throw error
             }
         }
     }
 
-    private func wait(_ events: Int16, until deadline: Double) throws {
+    private func wait(_ events: Readiness, until deadline: Double) throws {
         let remaining = deadline - Monotonic.now()
-        guard remaining > 0, tls.socket.wait(for: events, timeout: remaining) else {
+        guard remaining > 0, tls.wait(for: events, timeout: remaining) else {
             throw LegacyAPNsError(.timedOut, "no progress with \(tls.peer) in time")
         }
     }
