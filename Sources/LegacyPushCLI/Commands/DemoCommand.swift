@@ -10,6 +10,9 @@ import Synchronization
 
 /// `legacy-push demo`: the whole story on a fresh checkout, with no Apple account.
 enum DemoCommand {
+    static let countOption = Option<Int>.integer(
+        "count", help: "How many notifications to send (one of them is rejected).", range: 2...100_000, default: 6)
+
     static var spec: CommandSpec {
         CommandSpec(
             name: "demo",
@@ -20,7 +23,7 @@ enum DemoCommand {
                 gateway rejects), narrates what happens on the wire, then polls the feedback service. Needs \
                 no arguments, no network and no Apple account.
                 """,
-            options: [.value("count", "n", "How many notifications to send (one of them is rejected).", default: "6")],
+            options: [countOption.spec],
             run: { arguments, console in try await run(arguments, console: console) },
             examples: ["legacy-push demo", "swift run legacy-push demo"])
     }
@@ -28,7 +31,7 @@ enum DemoCommand {
     static let badToken = try! DeviceToken(hexString: String(repeating: "0", count: 62) + "bd")
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
-        let count = try arguments.integer("count", in: 2...100_000) ?? 6
+        let count = try arguments.required(countOption)
         let directory = try BundledCertificates.require(for: "demo")
         func say(_ line: String = "") { console.print(line) }
 

@@ -10,6 +10,31 @@ import Synchronization
 
 /// `legacy-push feedback`: read the feedback service once, or poll it at an interval.
 enum FeedbackCommand {
+    enum Options {
+        static let once = Flag("once", help: "Read the list once and exit (the default).")
+        static let interval = Option<Duration>.seconds(
+            "interval",
+            help: "Poll forever, waiting this long after each poll (fractions allowed; Apple asked for daily).")
+        static let maximumFailures = Option<Int>.integer(
+            "max-failures", help: "With --interval: stop with exit status 3 after this many failed polls in a row.",
+            range: 1...Int.max, defaultText: "never")
+        static let json = Flag("json", help: "Print one JSON object per tuple.")
+        static let save = Option<String>.text(
+            "save", "path", help: "Append the raw tuples to this file (mode 0600), synced before printing.")
+        static let feedback = Option<Endpoint>(
+            "feedback", "host:port", help: "Another feedback service, e.g. a local simulator (127.0.0.1:2196)."
+        ) { text in
+            guard let endpoint = try? Endpoint(parsing: text) else {
+                throw CLIError.usage("--feedback expects HOST:PORT, got '\(text)'")
+            }
+            return endpoint
+        }
+        static let sandbox = Flag("sandbox", help: "Use feedback.sandbox.push.apple.com:2196 instead of production.")
+        static let timeout = Option<Duration>.seconds(
+            "timeout", help: "Seconds to connect, and the longest silence from the service during a read.",
+            default: .seconds(30))
+    }
+
     static var spec: CommandSpec {
         CommandSpec(
             name: "feedback",
@@ -37,23 +62,9 @@ enum FeedbackCommand {
                 malformed (the complete tuples before the problem are saved and printed first).
                 """,
             options: [
-                .flag("once", "Read the list once and exit (the default)."),
-                .value(
-                    "interval", "seconds",
-                    "Poll forever, waiting this long after each poll (fractions allowed; Apple asked for daily)."),
-                .value(
-                    "max-failures", "n",
-                    "With --interval: stop with exit status 3 after this many failed polls in a row.",
-                    default: "never"),
-                .flag("json", "Print one JSON object per tuple."),
-                .value("save", "path", "Append the raw tuples to this file (mode 0600), synced before printing."),
-                .value("feedback", "host:port", "Another feedback service, e.g. a local simulator."),
-                .flag("sandbox", "Use feedback.sandbox.push.apple.com:2196 instead of production."),
-                .value(
-                    "ca-file", "path", "Trust these CA certificates (PEM) for the server instead of the system store."),
-                .value(
-                    "timeout", "seconds", "Seconds to connect, and the longest silence from the service during a read.",
-                    default: "30"),
+                Options.once.spec, Options.interval.spec, Options.maximumFailures.spec, Options.json.spec,
+                Options.save.spec, Options.feedback.spec, Options.sandbox.spec, ConnectionOptions.caFile.spec,
+                Options.timeout.spec,
             ] + CredentialOptions.all,
             run: { arguments, console in try await run(arguments, console: console) },
             examples: [
@@ -66,16 +77,16 @@ enum FeedbackCommand {
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
         // Options first, so a typo never costs a passphrase prompt or a connection.
-        let interval = try arguments.seconds("interval")
-        if arguments.flag("once"), interval != nil {
+        let interval = try arguments.value(Options.interval)
+        if arguments.isSet(Options.once), interval != nil {
             throw CLIError.usage("give either --once or --interval, not both")
         }
-        let maximumFailures = try arguments.integer("max-failures", in: 1...Int.max)
+        let maximumFailures = try arguments.value(Options.maximumFailures)
         if maximumFailures != nil, interval == nil { throw CLIError.usage("--max-failures needs --interval") }
-        let timeout = try arguments.seconds("timeout") ?? 30
+        let timeout = try arguments.required(Options.timeout)
         let service = try service(arguments)
         let trust: TLSConfiguration.Trust
-        if let caPath = arguments.value("ca-file") {
+        if let caPath = try arguments.value(ConnectionOptions.caFile) {
             trust = try CredentialOptions.naming(caPath) { try .pem(Files.read(caPath)) }
         } else {
             trust = .systemDefault
@@ -84,12 +95,12 @@ enum FeedbackCommand {
 
         var configuration = FeedbackReader.Configuration(
             service: service, tls: TLSConfiguration(identity: identity, trust: trust))
-        configuration.connectTimeout = .seconds(fractional: timeout)
-        configuration.idleTimeout = .seconds(fractional: timeout)
+        configuration.connectTimeout = timeout
+        configuration.idleTimeout = timeout
         let reader = try FeedbackReader(configuration: configuration)
         // Opened before connecting: a file we cannot write must not cost the service's list.
-        let save = try arguments.value("save").map { try SaveFile(path: $0) }
-        let json = arguments.flag("json")
+        let save = try arguments.value(Options.save).map { try SaveFile(path: $0) }
+        let json = arguments.isSet(Options.json)
         let format = { (record: FeedbackRecord) -> String in json ? record.jsonLine : record.textLine }
 
         if let interval {
@@ -101,13 +112,10 @@ enum FeedbackCommand {
     }
 
     static func service(_ arguments: ParsedArguments) throws -> FeedbackService {
-        guard let text = arguments.value("feedback") else {
-            return arguments.flag("sandbox") ? .sandbox : .production
+        guard let endpoint = try arguments.value(Options.feedback) else {
+            return arguments.isSet(Options.sandbox) ? .sandbox : .production
         }
-        if arguments.flag("sandbox") { throw CLIError.usage("give either --sandbox or --feedback, not both") }
-        guard let endpoint = try? Endpoint(parsing: text) else {
-            throw CLIError.usage("--feedback expects HOST:PORT, got '\(text)'")
-        }
+        if arguments.isSet(Options.sandbox) { throw CLIError.usage("give either --sandbox or --feedback, not both") }
         return .custom(host: endpoint.host, port: endpoint.port)
     }
 
@@ -128,14 +136,14 @@ enum FeedbackCommand {
 
     /// `--interval`: poll until SIGINT or SIGTERM, then finish the current poll and exit 0.
     static func poll(
-        _ reader: FeedbackReader, interval: Double, maximumFailures: Int?, save: SaveFile?,
+        _ reader: FeedbackReader, interval: Duration, maximumFailures: Int?, save: SaveFile?,
         format: (FeedbackRecord) -> String, console: Console
     ) async throws -> ExitStatus {
         let stop = StopRequest()
         let signals = InterruptWatch { stop.stop() }
         defer { signals.cancel() }
         let poller = FeedbackPoller(
-            reader: reader, interval: .seconds(interval), maximumConsecutiveFailures: maximumFailures,
+            reader: reader, interval: interval, maximumConsecutiveFailures: maximumFailures,
             clock: InterruptibleClock(stop: stop), rawSink: save?.sink)
         do {
             for try await poll in poller {
@@ -143,9 +151,7 @@ enum FeedbackCommand {
                 console.flush()
                 if let saveFailure = save?.failure { throw saveFailure }
                 if let failure = poll.failure, poll.consecutiveFailures < maximumFailures ?? .max {
-                    let wait =
-                        Double(poll.delayBeforeNextPoll.components.seconds)
-                        + Double(poll.delayBeforeNextPoll.components.attoseconds) * 1e-18
+                    let wait = poll.delayBeforeNextPoll.inSeconds
                     console.warning(
                         "poll \(poll.number) failed: \(failure.reason)"
                             + (stop.isStopped ? "" : "; next poll in \(formatSeconds(wait))"))
