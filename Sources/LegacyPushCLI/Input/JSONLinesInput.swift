@@ -42,9 +42,9 @@ final class JSONLinesInput: Sendable {
         let input = try Files.openForReading(path)
         defer { Files.close(input) }
         let check = JSONLinesCheck(encoder: encoder, format: format, firstLine: firstLine, name: name)
-        var parts: [JSONLinesCheck.Outcome]
+        let parts: [JSONLinesCheck.Outcome]
         if firstLine == 1, let size = Files.regularFileSize(input), size >= splitThreshold,
-            let middle = try await OSThread.run(name: "jsonl-split", { Files.lineStart(in: input, near: size / 2) })
+            let middle = await OSThread.run(name: "jsonl-split", { Files.lineStart(in: input, near: size / 2) })
         {
             async let first = OSThread.run(name: "jsonl-check") {
                 check.run(input, range: 0..<middle, temporaryDirectory: temporaryDirectory)
