@@ -1,4 +1,4 @@
-package import APNsRuntime
+internal import APNsRuntime
 
 #if canImport(Glibc)
     import Glibc

@@ -421,7 +421,9 @@ public struct ProviderConnectionMachine: Sendable {
                 if !sent.listedAsDuplicate {
                     sent.listedAsDuplicate = true
                     report.possiblyDuplicated.append(
-                        PossibleDuplicate(position: sent.position, identifier: nil, token: sent.request.deviceToken))
+                        PossibleDuplicate(
+                            position: sent.position, identifier: sent.request.identifier,
+                            token: sent.request.deviceToken))
                 }
             }
         }
@@ -691,7 +693,8 @@ public struct ProviderConnectionMachine: Sendable {
 
     private mutating func reject(_ entry: ProviderEntry, response: ProviderResponse, isLocal: Bool) {
         let rejection = ProviderRejection(
-            position: entry.position, token: entry.request.deviceToken, status: response.status,
+            position: entry.position, identifier: entry.request.identifier, token: entry.request.deviceToken,
+            status: response.status,
             reason: response.reason, timestamp: response.timestamp, apnsID: response.apnsID ?? entry.apnsID,
             isLocal: isLocal, mayHaveBeenDelivered: entry.possiblyDelivered)
         report.rejected.append(rejection)

@@ -2,6 +2,8 @@
 public struct ProviderRejection: Hashable, Sendable {
     /// The notification's 1-based position in the input.
     public var position: UInt64
+    /// The caller's identifier (``ProviderRequest/identifier``), if it had one.
+    public var identifier: UInt32?
     /// The device token.
     public var token: DeviceToken
     /// The HTTP status (400, 403, 410, 413, 429, 5xx).
@@ -21,10 +23,11 @@ public struct ProviderRejection: Hashable, Sendable {
 
     /// Creates a rejection.
     public init(
-        position: UInt64, token: DeviceToken, status: Int, reason: ProviderReason?, timestamp: UInt64? = nil,
-        apnsID: APNsID, isLocal: Bool = false, mayHaveBeenDelivered: Bool = false
+        position: UInt64, identifier: UInt32? = nil, token: DeviceToken, status: Int, reason: ProviderReason?,
+        timestamp: UInt64? = nil, apnsID: APNsID, isLocal: Bool = false, mayHaveBeenDelivered: Bool = false
     ) {
         self.position = position
+        self.identifier = identifier
         self.token = token
         self.status = status
         self.reason = reason

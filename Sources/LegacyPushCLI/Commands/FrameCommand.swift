@@ -80,7 +80,7 @@ enum FrameCommand {
             guard format != .simple else { throw CLIError.usage("--expiry needs --format enhanced or frame") }
             notification.expiration = Expiration(rawValue: expiry)
         }
-        if let priority = try arguments.value(NotificationOptions.priority) {
+        if let priority = try NotificationOptions.priority(arguments, http2: false) {
             guard format == .itemized else {
                 throw CLIError.usage("--priority needs --format frame (only item frames carry a priority)")
             }
