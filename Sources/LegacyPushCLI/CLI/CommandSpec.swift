@@ -72,7 +72,7 @@ struct OptionSpec: Sendable {
     }
 }
 
-/// How a command ended, as the process exit status of `cli-contract.md`.
+/// How a command ended, as the process exit status of `docs/cli-contract.md`.
 struct ExitStatus: Hashable, Sendable {
     var code: Int32
 

@@ -71,7 +71,7 @@ enum LegacyPush {
         return status.code
     }
 
-    /// The exit status of `cli-contract.md` for an error, from its one classification.
+    /// The exit status of `docs/cli-contract.md` for an error, from its one classification.
     static func exitStatus(for error: LegacyAPNsError) -> ExitStatus {
         switch error.category {
         case .connection: .connection
@@ -123,7 +123,7 @@ extension Console {
 /// ``main(_:)``, and tests drive the same code in-process.
 public enum CommandLineTool {
     /// Runs one command line (`arguments[0]` is the program name), prints to stdout and stderr,
-    /// and exits the process with the status of `cli-contract.md`.
+    /// and exits the process with the status of `docs/cli-contract.md`.
     public static func main(_ arguments: [String]) async -> Never {
         let status = await LegacyPush.main(Array(arguments.dropFirst()), console: Console())
         // Everything was written (the console writes with write(2) and has flushed). `_exit`

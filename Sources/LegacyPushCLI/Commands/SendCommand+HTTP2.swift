@@ -211,7 +211,7 @@ extension SendCommand {
     }
 }
 
-/// What `send --http2` prints, in the shapes of `cli-contract.md`.
+/// What `send --http2` prints, in the shapes of `docs/cli-contract.md`.
 struct SendHTTP2Output: Sendable {
     let console: Console
     let json: Bool
