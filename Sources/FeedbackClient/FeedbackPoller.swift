@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Polls the feedback service at an interval, as an asynchronous sequence of polls.
 ///

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Reads the feedback service: connects with the provider certificate, sends nothing, and
 /// receives every tuple until the service closes the connection.

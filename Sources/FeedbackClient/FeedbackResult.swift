@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// What one read of the feedback service produced: every complete tuple received, and why the
 /// read ended early, if it did.

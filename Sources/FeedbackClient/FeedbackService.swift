@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Where the feedback service is: Apple's hosts (retired in 2021 with the binary gateway) or any
 /// other address. The counterpart of ``Gateway`` for port 2196.

@@ -84,12 +84,11 @@ public struct ProviderClient: Sendable {
     /// connections take them.
     public func send<Input: Sequence & Sendable>(_ requests: Input) async -> ProviderSendReport
     where Input.Element == ProviderRequest {
-        await run { queue in
+        await run { stream in
             await OSThread.run(name: "apns-h2-input") {
                 for request in requests {
-                    guard queue.pushWaiting(request) else { break }
+                    guard stream.submitBlocking(request) != nil else { break }
                 }
-                queue.finish()
             }
             return nil
         }
@@ -100,10 +99,10 @@ public struct ProviderClient: Sendable {
     /// Cancelling the task does the same.
     public func send<Input: AsyncSequence>(_ requests: Input) async -> ProviderSendReport
     where Input.Element == ProviderRequest {
-        await run { queue in
+        await run { stream in
             do {
                 for try await request in requests {
-                    guard await queue.push(request) else { return nil }
+                    guard await stream.submit(request) != nil else { return nil }
                 }
             } catch let error as LegacyAPNsError {
                 return error
@@ -122,83 +121,21 @@ public struct ProviderClient: Sendable {
         return request.problem(usesTokens: configuration.credentials.usesTokens)
     }
 
-    private func run(_ feed: (ProviderWorkQueue) async -> LegacyAPNsError?) async -> ProviderSendReport {
-        let clock = configuration.clock
-        let start = clock.now()
-        let queue = ProviderWorkQueue(capacity: configuration.inputBuffer)
-        let slots = Swift.max(1, configuration.connections)
-        let collected = ReportCollector(expected: slots)
-        let settings = ProviderConnection.Settings(
-            endpoint: configuration.server.endpoint, context: context, credentials: configuration.credentials,
-            connectTimeout: configuration.connectTimeout.inSeconds, defaultTopic: configuration.topic, clock: clock)
-        for slot in 0..<slots {
-            let delivery = self.delivery
-            let events = self.events
-            OSThread.start(name: "apns-h2-\(slot)") {
-                let connection = ProviderConnection(
-                    slot: slot, settings: settings, delivery: delivery, queue: queue, events: events)
-                collected.add(connection.run())
-            }
-        }
-        let inputFailure = await withTaskCancellationHandler {
-            let failure = await feed(queue)
-            if let failure { queue.stop(failure) }
-            queue.finish()
-            return failure
+    /// Opens a long-running send: connections start now, and notifications are submitted as they
+    /// come (see ``ProviderStream``). The client's event handler gets every verdict.
+    public func openStream() -> ProviderStream {
+        ProviderStream(client: configuration, context: context, delivery: delivery, events: events)
+    }
+
+    private func run(_ feed: (ProviderStream) async -> LegacyAPNsError?) async -> ProviderSendReport {
+        let stream = openStream()
+        // An input failure or a cancellation stops the stream; the report names the first reason
+        // the send stopped (a connection's, or this one).
+        await withTaskCancellationHandler {
+            if let failure = await feed(stream) { stream.stop(failure) }
         } onCancel: {
-            queue.stop(LegacyAPNsError(.cancelled, "the send was cancelled"))
+            stream.stop(LegacyAPNsError(.cancelled, "the send was cancelled"))
         }
-        var report = await collected.result()
-        // What no connection will send any more: lost retries may have been delivered; input that
-        // was never taken certainly was not.
-        let (retries, untaken) = queue.leftovers()
-        let reason = report.failure?.reason ?? "the send stopped"
-        for entry in retries {
-            report.unconfirmed.append(
-                ProviderUnconfirmed(
-                    position: entry.position, request: entry.request, mayHaveBeenDelivered: entry.possiblyDelivered,
-                    why: reason))
-        }
-        for entry in untaken {
-            report.unconfirmed.append(
-                ProviderUnconfirmed(
-                    position: entry.position, request: entry.request, mayHaveBeenDelivered: false, why: reason))
-        }
-        report.sent = queue.taken
-        if report.failure == nil {
-            if let inputFailure {
-                report.failure = inputFailure
-            } else if Task.isCancelled {
-                report.failure = LegacyAPNsError(.cancelled, "the send was cancelled")
-            }
-        }
-        report.rejected.sort { $0.position < $1.position }
-        report.unconfirmed.sort { $0.position < $1.position }
-        report.seconds = (clock.now() - start).inSeconds
-        return report
+        return await stream.finish()
     }
-}
-
-/// Collects the per-connection reports and hands the merged one to the sender when all are in.
-private final class ReportCollector: @unchecked Sendable {
-    // @unchecked: `reports` is guarded by `lock`; `merged` is a Handoff (thread-safe).
-    private let lock = ConditionLock()
-    private let expected: Int
-    private var reports: [ProviderSendReport] = []
-    private let merged = Handoff<ProviderSendReport>()
-
-    init(expected: Int) { self.expected = expected }
-
-    func add(_ report: ProviderSendReport) {
-        let all: [ProviderSendReport]? = lock.withLock {
-            reports.append(report)
-            return reports.count == expected ? reports : nil
-        }
-        guard let all else { return }
-        var total = ProviderSendReport()
-        for report in all { total.merge(report) }
-        merged.put(total)
-    }
-
-    func result() async -> ProviderSendReport { await merged.take() }
 }

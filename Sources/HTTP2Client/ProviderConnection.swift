@@ -48,6 +48,8 @@ final class ProviderConnection: HTTP2SessionDelegate {
     private var token: ProviderToken?
     private var isFirstRequest = true
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    /// Signalled by the queue when work arrives while this connection waits with free streams.
+    private let wake = WakeSignal()
 
     init(
         slot: Int, settings: Settings, delivery: ProviderConnectionMachine.Configuration, queue: ProviderWorkQueue,
@@ -263,7 +265,17 @@ final class ProviderConnection: HTTP2SessionDelegate {
         var timeout = deadline.map { Swift.max(0, ($0 - now).inSeconds) } ?? 1.0
         timeout = Swift.min(timeout, 1.0)
         let wanted: Readiness = output.isEmpty ? .readable : [.readable, .writable]
-        guard transport.wait(for: wanted, timeout: timeout) else { return }
+        if machine.wantsInput {
+            // Wake as soon as the producer has something, not at the next look at the queue.
+            guard queue.sleep(wake) else {
+                machine.inputMayHaveArrived(now: now)
+                return
+            }
+            guard transport.wait(for: wanted, timeout: timeout, wake: wake) else { return }
+            machine.inputMayHaveArrived(now: settings.clock.now())
+        } else {
+            guard transport.wait(for: wanted, timeout: timeout) else { return }
+        }
         readAvailable()
         flush()
     }

@@ -22,50 +22,76 @@ final class ProviderWorkQueue: @unchecked Sendable {
 
     private let lock = ConditionLock()
     private let capacity: Int
-    private var input = Ring<ProviderRequest>(capacity: 256)
+    /// Entries pushed and not yet handed out (their positions are assigned when pushed).
+    private var input = Ring<ProviderEntry>(capacity: 256)
     private var retries: [ProviderEntry] = []
     private var nextPosition: UInt64 = 1
     /// Entries handed out or waiting as retries, without a final verdict.
     private var outstanding = 0
     private var producerFinished = false
     private var stopped: LegacyAPNsError?
-    private var spaceWaiter: Handoff<Void>?
+    /// Async producers suspended while the input is full.
+    private var spaceWaiters: [Handoff<Void>] = []
+    /// Connections waiting on their sockets with nothing to send: woken when work arrives.
+    private var sleepers: [WakeSignal] = []
     private var random = SystemRandomNumberGenerator()
 
     init(capacity: Int) {
         self.capacity = Swift.max(1, capacity)
     }
 
-    /// Notifications taken from the input so far.
-    var taken: Int { lock.withLock { Int(nextPosition - 1) } }
+    /// Notifications pushed so far.
+    var pushed: Int { lock.withLock { Int(nextPosition - 1) } }
+
+    /// Numbers a new request and gives it an apns-id if it has none (under the lock).
+    private func entry(for request: ProviderRequest, tag: UInt64) -> ProviderEntry {
+        var request = request
+        if request.apnsID == nil { request.apnsID = .random(using: &random) }
+        defer { nextPosition += 1 }
+        return ProviderEntry(position: nextPosition, request: request, tag: tag)
+    }
+
+    /// Wakes the connections that sleep on their sockets (under the lock).
+    private func wakeSleepers() {
+        guard !sleepers.isEmpty else { return }
+        for sleeper in sleepers { sleeper.signal() }
+        sleepers.removeAll(keepingCapacity: true)
+    }
 
     // MARK: Producer
 
-    /// Adds a request from a producer thread, blocking while the queue is full. False once the
-    /// send has stopped.
-    func pushWaiting(_ request: ProviderRequest) -> Bool {
+    /// Adds a request from a producer thread, blocking while the queue is full. Returns its
+    /// position, or nil once the send has stopped (the request was not taken).
+    @discardableResult
+    func pushWaiting(_ request: ProviderRequest, tag: UInt64 = 0) -> UInt64? {
         lock.withLock {
-            guard stopped == nil else { return false }
-            input.append(request)
+            guard stopped == nil else { return nil }
+            let entry = entry(for: request, tag: tag)
+            input.append(entry)
             lock.broadcast()
+            wakeSleepers()
             while input.count >= capacity, stopped == nil { _ = lock.wait(timeout: 1) }
-            return stopped == nil
+            return entry.position
         }
     }
 
-    /// Adds a request from async code, suspending (not blocking) while the queue is full.
-    func push(_ request: ProviderRequest) async -> Bool {
-        let waiter: Handoff<Void>? = lock.withLock {
-            guard stopped == nil else { return nil }
-            input.append(request)
+    /// Adds a request from async code, suspending (not blocking) while the queue is full. Returns
+    /// its position, or nil once the send has stopped.
+    @discardableResult
+    func push(_ request: ProviderRequest, tag: UInt64 = 0) async -> UInt64? {
+        let (position, waiter): (UInt64?, Handoff<Void>?) = lock.withLock {
+            guard stopped == nil else { return (nil, nil) }
+            let entry = entry(for: request, tag: tag)
+            input.append(entry)
             lock.broadcast()
-            guard input.count >= capacity else { return nil }
+            wakeSleepers()
+            guard input.count >= capacity else { return (entry.position, nil) }
             let waiter = Handoff<Void>()
-            spaceWaiter = waiter
-            return waiter
+            spaceWaiters.append(waiter)
+            return (entry.position, waiter)
         }
         await waiter?.take()
-        return lock.withLock { stopped == nil }
+        return position
     }
 
     /// The input has no more requests.
@@ -73,25 +99,41 @@ final class ProviderWorkQueue: @unchecked Sendable {
         lock.withLock {
             producerFinished = true
             lock.broadcast()
+            wakeSleepers()
         }
     }
 
     /// No more work is handed out (cancellation, credentials that cannot succeed).
     func stop(_ error: LegacyAPNsError) {
-        let waiter: Handoff<Void>? = lock.withLock {
+        let waiters: [Handoff<Void>] = lock.withLock {
             if stopped == nil { stopped = error }
             lock.broadcast()
-            defer { spaceWaiter = nil }
-            return spaceWaiter
+            wakeSleepers()
+            defer { spaceWaiters = [] }
+            return spaceWaiters
         }
-        waiter?.put(())
+        for waiter in waiters { waiter.put(()) }
+    }
+
+    /// Whether the send was stopped, and why.
+    var stopReason: LegacyAPNsError? { lock.withLock { stopped } }
+
+    /// Registers `wake` to be signalled when work arrives (input, a retry, the end of the send or
+    /// a stop), unless input is already waiting or the send was stopped: then false, and the
+    /// caller should look at the queue instead of sleeping.
+    func sleep(_ wake: WakeSignal) -> Bool {
+        lock.withLock {
+            guard input.isEmpty, stopped == nil else { return false }
+            if !sleepers.contains(where: { $0 === wake }) { sleepers.append(wake) }
+            return true
+        }
     }
 
     // MARK: Connections
 
     /// Up to `maximum` notifications that are due at `now`: retries first, then input.
     func take(maximum: Int, now: Duration) -> Take {
-        var waiter: Handoff<Void>?
+        var waiters: [Handoff<Void>] = []
         let result: Take = lock.withLock {
             if let stopped { return .stopped(stopped) }
             var entries: [ProviderEntry] = []
@@ -104,16 +146,13 @@ final class ProviderWorkQueue: @unchecked Sendable {
                 }
             }
             while entries.count < maximum, !input.isEmpty {
-                var request = input.removeFirst()
-                if request.apnsID == nil { request.apnsID = .random(using: &random) }
-                entries.append(ProviderEntry(position: nextPosition, request: request))
-                nextPosition += 1
+                entries.append(input.removeFirst())
                 outstanding += 1
             }
             if !entries.isEmpty {
-                if input.count < capacity, spaceWaiter != nil {
-                    waiter = spaceWaiter
-                    spaceWaiter = nil
+                if input.count < capacity, !spaceWaiters.isEmpty {
+                    waiters = spaceWaiters
+                    spaceWaiters = []
                 }
                 lock.broadcast()
                 return .entries(entries)
@@ -121,7 +160,7 @@ final class ProviderWorkQueue: @unchecked Sendable {
             if producerFinished, outstanding == 0 { return .exhausted }
             return .nothing(retryAt: retries.compactMap(\.notBefore).min())
         }
-        waiter?.put(())
+        for waiter in waiters { waiter.put(()) }
         return result
     }
 
@@ -132,6 +171,7 @@ final class ProviderWorkQueue: @unchecked Sendable {
             retries.append(contentsOf: entries)
             retries.sort { $0.position < $1.position }
             lock.broadcast()
+            wakeSleepers()
         }
     }
 
@@ -141,6 +181,7 @@ final class ProviderWorkQueue: @unchecked Sendable {
         lock.withLock {
             outstanding -= count
             lock.broadcast()
+            if producerFinished, outstanding == 0 { wakeSleepers() }
         }
     }
 
@@ -154,16 +195,13 @@ final class ProviderWorkQueue: @unchecked Sendable {
     }
 
     /// What no connection will send any more (after every connection has finished): retries
-    /// still waiting, and input never taken (with the positions it would have had).
+    /// still waiting, and input never taken.
     func leftovers() -> (retries: [ProviderEntry], untaken: [ProviderEntry]) {
         lock.withLock {
             let left = retries
             retries = []
             var untaken: [ProviderEntry] = []
-            while !input.isEmpty {
-                untaken.append(ProviderEntry(position: nextPosition, request: input.removeFirst()))
-                nextPosition += 1
-            }
+            while !input.isEmpty { untaken.append(input.removeFirst()) }
             return (left, untaken)
         }
     }

@@ -72,6 +72,10 @@ public struct ProviderConnectionMachine: Sendable {
         public var usesTokens = false
         /// A connection's token is replaced once it is this old.
         public var tokenRefreshAge: Duration = .seconds(50 * 60)
+        /// Whether the report lists every rejection, unconfirmed notification and possible
+        /// duplicate. A producer that runs for days (the bridge) turns this off, reads the verdicts
+        /// from the events, and the report only counts them.
+        public var keepsVerdictLists = true
 
         /// The defaults above.
         public init() {}
@@ -405,6 +409,24 @@ public struct ProviderConnectionMachine: Sendable {
         }
     }
 
+    /// True while the connection is open, has free streams and would take new input as soon as
+    /// it arrives: a shell that waits may ask to be woken by the producer.
+    public var wantsInput: Bool {
+        guard case .open(let open) = state, open.winding == nil, !inputIsExhausted, !open.hasBuffered else {
+            return false
+        }
+        return limit(open) > open.streams.count
+    }
+
+    /// New input may have arrived (the producer woke the connection): look at the shared queue now
+    /// instead of at the next ``Configuration/takeInterval``.
+    public mutating func inputMayHaveArrived(now: Duration) {
+        if var open = takeOpen() {
+            open.nextTake = Swift.min(open.nextTake, now)
+            putOpen(open)
+        }
+    }
+
     /// The input is finished and no notification is outstanding anywhere in the pool.
     public mutating func inputExhausted() {
         inputIsExhausted = true
@@ -418,7 +440,7 @@ public struct ProviderConnectionMachine: Sendable {
             report.retried += 1
             if sent.possiblyDelivered {
                 report.possibleDuplicates += 1
-                if !sent.listedAsDuplicate {
+                if !sent.listedAsDuplicate, configuration.keepsVerdictLists {
                     sent.listedAsDuplicate = true
                     report.possiblyDuplicated.append(
                         PossibleDuplicate(
@@ -475,8 +497,10 @@ public struct ProviderConnectionMachine: Sendable {
                 finalized += 1
                 pendingEvents.append(
                     .accepted(
-                        connection: connection, position: entry.position, apnsID: response.apnsID ?? entry.apnsID,
-                        latency: now - waiting.sentAt))
+                        connection: connection,
+                        ProviderAcceptance(
+                            position: entry.position, tag: entry.tag, identifier: entry.request.identifier,
+                            apnsID: response.apnsID ?? entry.apnsID, latency: now - waiting.sentAt)))
             case .doNotRetry, .discardDeviceToken:
                 reject(entry, response: response, isLocal: false)
             case .retryAfterDelay, .retryWithBackoff:
@@ -696,16 +720,21 @@ public struct ProviderConnectionMachine: Sendable {
             position: entry.position, identifier: entry.request.identifier, token: entry.request.deviceToken,
             status: response.status,
             reason: response.reason, timestamp: response.timestamp, apnsID: response.apnsID ?? entry.apnsID,
-            isLocal: isLocal, mayHaveBeenDelivered: entry.possiblyDelivered)
-        report.rejected.append(rejection)
+            isLocal: isLocal, mayHaveBeenDelivered: entry.possiblyDelivered, tag: entry.tag)
+        if configuration.keepsVerdictLists { report.rejected.append(rejection) } else { report.unlistedRejections += 1 }
         finalized += 1
         pendingEvents.append(.rejected(connection: connection, rejection))
     }
 
     private mutating func giveUp(_ entry: ProviderEntry, why: String) {
         let unconfirmed = ProviderUnconfirmed(
-            position: entry.position, request: entry.request, mayHaveBeenDelivered: entry.possiblyDelivered, why: why)
-        report.unconfirmed.append(unconfirmed)
+            position: entry.position, request: entry.request, mayHaveBeenDelivered: entry.possiblyDelivered, why: why,
+            tag: entry.tag)
+        if configuration.keepsVerdictLists {
+            report.unconfirmed.append(unconfirmed)
+        } else {
+            report.unlistedUnconfirmed += 1
+        }
         finalized += 1
         pendingEvents.append(.unconfirmed(connection: connection, unconfirmed))
     }

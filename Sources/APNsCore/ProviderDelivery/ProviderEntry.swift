@@ -5,6 +5,10 @@ public struct ProviderEntry: Hashable, Sendable {
     public let position: UInt64
     /// The request (its `apns-id` is set before the first attempt and kept for every retry).
     public var request: ProviderRequest
+    /// The caller's tag for the notification (``ProviderAcceptance/tag``,
+    /// ``ProviderRejection/tag``, ``ProviderUnconfirmed/tag``): how a long-running producer
+    /// routes each verdict back to where the notification came from. Never sent.
+    public var tag: UInt64 = 0
     /// Attempts that got no verdict: answered 429/5xx, lost with a connection, timed out.
     public var attempts = 0
     /// Sends that went out (the first, and every retry).
@@ -22,9 +26,10 @@ public struct ProviderEntry: Hashable, Sendable {
     public var lastResponse: ProviderResponse?
 
     /// Wraps a request taken from the input at `position`.
-    public init(position: UInt64, request: ProviderRequest) {
+    public init(position: UInt64, request: ProviderRequest, tag: UInt64 = 0) {
         self.position = position
         self.request = request
+        self.tag = tag
     }
 
     /// The `apns-id` (always set by the time the entry is sent).

@@ -9,14 +9,15 @@ public enum ProviderEvent: Hashable, Sendable {
     case connectionClosed(connection: Int, reason: String)
     /// A request went out on a stream.
     case sent(connection: Int, position: UInt64, apnsID: APNsID)
-    /// APNs accepted a notification, `latency` after it was sent.
-    case accepted(connection: Int, position: UInt64, apnsID: APNsID, latency: Duration)
+    /// APNs accepted a notification.
+    case accepted(connection: Int, ProviderAcceptance)
     /// APNs (or the client, for a request APNs would refuse) rejected a notification.
     case rejected(connection: Int, ProviderRejection)
     /// A notification goes out again (`reason` says why); `possibleDuplicate` when its earlier
     /// attempt may have been delivered.
     case retrying(connection: Int, position: UInt64, reason: String, possibleDuplicate: Bool)
-    /// A notification ends without a verdict.
+    /// A notification ends without a verdict (`connection` is -1 for those no connection held
+    /// when the send stopped: waiting to be retried, or never taken).
     case unconfirmed(connection: Int, ProviderUnconfirmed)
     /// The server sent GOAWAY.
     case goaway(connection: Int, ProviderGoaway)

@@ -1,7 +1,32 @@
+/// A notification APNs accepted (a 200).
+public struct ProviderAcceptance: Hashable, Sendable {
+    /// The notification's 1-based position in the input.
+    public var position: UInt64
+    /// The caller's tag (``ProviderEntry/tag``).
+    public var tag: UInt64
+    /// The caller's identifier (``ProviderRequest/identifier``), if it had one.
+    public var identifier: UInt32?
+    /// The `apns-id` APNs answered with (the one sent, unless APNs chose another).
+    public var apnsID: APNsID
+    /// From sending the request to its answer.
+    public var latency: Duration
+
+    /// Creates an acceptance.
+    public init(position: UInt64, tag: UInt64 = 0, identifier: UInt32? = nil, apnsID: APNsID, latency: Duration) {
+        self.position = position
+        self.tag = tag
+        self.identifier = identifier
+        self.apnsID = apnsID
+        self.latency = latency
+    }
+}
+
 /// A notification APNs refused (or that was refused before sending because APNs would refuse it).
 public struct ProviderRejection: Hashable, Sendable {
     /// The notification's 1-based position in the input.
     public var position: UInt64
+    /// The caller's tag (``ProviderEntry/tag``).
+    public var tag: UInt64 = 0
     /// The caller's identifier (``ProviderRequest/identifier``), if it had one.
     public var identifier: UInt32?
     /// The device token.
@@ -24,9 +49,11 @@ public struct ProviderRejection: Hashable, Sendable {
     /// Creates a rejection.
     public init(
         position: UInt64, identifier: UInt32? = nil, token: DeviceToken, status: Int, reason: ProviderReason?,
-        timestamp: UInt64? = nil, apnsID: APNsID, isLocal: Bool = false, mayHaveBeenDelivered: Bool = false
+        timestamp: UInt64? = nil, apnsID: APNsID, isLocal: Bool = false, mayHaveBeenDelivered: Bool = false,
+        tag: UInt64 = 0
     ) {
         self.position = position
+        self.tag = tag
         self.identifier = identifier
         self.token = token
         self.status = status
@@ -43,6 +70,8 @@ public struct ProviderRejection: Hashable, Sendable {
 public struct ProviderUnconfirmed: Hashable, Sendable {
     /// The notification's 1-based position in the input.
     public var position: UInt64
+    /// The caller's tag (``ProviderEntry/tag``).
+    public var tag: UInt64 = 0
     /// The notification, so it can be sent again.
     public var request: ProviderRequest
     /// Whether APNs may have delivered it (an attempt was lost with its connection, reset or timed
@@ -52,8 +81,11 @@ public struct ProviderUnconfirmed: Hashable, Sendable {
     public var why: String
 
     /// Creates an entry.
-    public init(position: UInt64, request: ProviderRequest, mayHaveBeenDelivered: Bool, why: String) {
+    public init(
+        position: UInt64, request: ProviderRequest, mayHaveBeenDelivered: Bool, why: String, tag: UInt64 = 0
+    ) {
         self.position = position
+        self.tag = tag
         self.request = request
         self.mayHaveBeenDelivered = mayHaveBeenDelivered
         self.why = why
@@ -89,6 +121,11 @@ public struct ProviderSendReport: Hashable, Sendable, CustomStringConvertible {
     public var seconds: Double = 0
     /// Why the send stopped before every notification had a verdict, if it did.
     public var failure: LegacyAPNsError?
+    /// Rejections counted but not listed in ``rejected`` (a stream with
+    /// ``ProviderConnectionMachine/Configuration/keepsVerdictLists`` off; the events had them).
+    public var unlistedRejections = 0
+    /// Unconfirmed notifications counted but not listed in ``unconfirmed`` (as above).
+    public var unlistedUnconfirmed = 0
 
     /// An empty report.
     public init() {}
@@ -99,7 +136,9 @@ public struct ProviderSendReport: Hashable, Sendable, CustomStringConvertible {
     public var notSent: [ProviderUnconfirmed] { unconfirmed.filter { !$0.mayHaveBeenDelivered } }
 
     /// True when APNs accepted every notification.
-    public var isCompleteSuccess: Bool { failure == nil && rejected.isEmpty && unconfirmed.isEmpty }
+    public var isCompleteSuccess: Bool {
+        failure == nil && rejected.isEmpty && unconfirmed.isEmpty && unlistedRejections == 0 && unlistedUnconfirmed == 0
+    }
 
     /// Adds another connection's report.
     public mutating func merge(_ other: ProviderSendReport) {
@@ -111,14 +150,21 @@ public struct ProviderSendReport: Hashable, Sendable, CustomStringConvertible {
         possibleDuplicates += other.possibleDuplicates
         possiblyDuplicated += other.possiblyDuplicated
         connections += other.connections
+        unlistedRejections += other.unlistedRejections
+        unlistedUnconfirmed += other.unlistedUnconfirmed
         if failure == nil { failure = other.failure }
     }
 
-    /// "1000 sent: 997 accepted, 3 rejected, 0 unconfirmed, 0 not sent (2 connections, 0.25 s)".
+    /// "1000 sent: 997 accepted, 3 rejected, 0 unconfirmed, 0 not sent (2 connections)".
     public var description: String {
+        let rejections = rejected.count + unlistedRejections
+        let unconfirmedText =
+            unlistedUnconfirmed == 0
+            ? "\(unknownFate.count) unconfirmed, \(notSent.count) not sent"
+            : "\(unconfirmed.count + unlistedUnconfirmed) unconfirmed or not sent"
         var text =
-            "\(sent) sent: \(accepted) accepted, \(rejected.count) rejected, \(unknownFate.count) unconfirmed, "
-            + "\(notSent.count) not sent (\(connections) connection\(connections == 1 ? "" : "s"))"
+            "\(sent) sent: \(accepted) accepted, \(rejections) rejected, \(unconfirmedText)"
+            + " (\(connections) connection\(connections == 1 ? "" : "s"))"
         if let failure { text += "; stopped: \(failure.reason)" }
         return text
     }

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Where notifications go: Apple's gateways (retired in 2021) or any other address.
 public enum Gateway: Hashable, Sendable {

@@ -85,7 +85,13 @@ import Testing
         #expect(machine.report.rejected.last?.timestamp == 1_700_000_000_000)
         #expect(machine.takeRequeued().isEmpty)
         #expect(
-            machine.takeEvents().contains { if case .accepted(_, 1, _, .milliseconds(3)) = $0 { true } else { false } })
+            machine.takeEvents().contains {
+                if case .accepted(_, let accepted) = $0 {
+                    accepted.position == 1 && accepted.latency == .milliseconds(3)
+                } else {
+                    false
+                }
+            })
     }
 
     @Test func withTokensOneStreamUntilTheFirstAnswerThenTheServerLimit() {
