@@ -46,3 +46,14 @@ public struct FeedbackResult: Sendable {
         return records
     }
 }
+
+extension FeedbackResult: CustomStringConvertible {
+    /// One line for logs: "3 tuples, complete, 0.004 s" or
+    /// "2 tuples, then failed: the feedback service at ... closed the connection inside a tuple ...".
+    public var description: String {
+        let tuples = "\(records.count) tuple\(records.count == 1 ? "" : "s")"
+        let time = SendReport.formatSeconds(seconds)
+        guard let failure else { return "\(tuples), complete, \(time) s" }
+        return "\(tuples), then failed after \(time) s: \(failure.reason)"
+    }
+}

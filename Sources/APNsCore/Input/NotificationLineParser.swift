@@ -98,9 +98,7 @@ public struct NotificationLineParser: Sendable {
         /// Checks that `encoder` can put this notification in a frame of `format`.
         public func validate(encoder: FrameEncoder, format: FrameFormat) throws {
             if format != .itemized, token.count != DeviceToken.standardByteCount {
-                throw LegacyAPNsError(
-                    .invalidToken,
-                    "token has \(token.count) bytes, \(format.rawValue) frames need \(DeviceToken.standardByteCount)")
+                throw DeviceToken.wrongLength(token.count, format: format.rawValue)
             }
             let limit = Swift.min(encoder.maximumPayloadSize, Int(UInt16.max))
             if payload.count > limit {

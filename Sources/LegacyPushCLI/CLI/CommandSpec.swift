@@ -15,6 +15,8 @@ struct CommandSpec: Sendable {
     var run: (@Sendable (ParsedArguments, Console) async throws -> ExitStatus)?
     /// Lines shown under EXAMPLES.
     var examples: [String] = []
+    /// Environment variables the command reads, with what they do (shown under ENVIRONMENT).
+    var environment: [(String, String)] = []
 }
 
 /// A positional argument.

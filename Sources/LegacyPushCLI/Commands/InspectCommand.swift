@@ -28,8 +28,13 @@ enum InspectCommand {
                 and public-key fingerprint instead.
 
                 Warns on stderr when fewer than 30 days remain. Exits 1 when the certificate has \
-                expired (the summary is still printed) and 2 when a given --key does not match it \
-                (after printing the summary, with keyMatches false).
+                expired, after the summary and a line 'legacy-push: expired: ...' on stderr, and 2 when a \
+                given --key does not match it (after printing the summary, with keyMatches false).
+
+                In a PEM bundle without a key the provider (leaf) certificate is the first one that is \
+                not a CA, so CA certificates before it are listed as its chain; the Team ID is the leaf's \
+                OU (a CA has none). --json lists each topic's kinds under topicKinds, the same kinds \
+                the summary shows in parentheses.
                 """,
             arguments: [ArgumentSpec(name: "path", help: "The .p12/.pfx, PEM, .cer or .p8 file to inspect.")],
             options: [Options.key.spec, Options.json.spec, Options.now.spec] + CredentialOptions.passphraseOnly,
@@ -60,7 +65,10 @@ enum InspectCommand {
             throw LegacyAPNsError(.keyMismatch, CredentialOptions.mismatchReason(certPath: path, keyPath: keyPath))
         }
         if summary.isExpired {
-            console.warning("certificate expired on \(summary.notAfterISO8601) (\(daysAgo(summary)) days ago)")
+            // Not a warning: an expired certificate cannot be used (exit 1, cli-contract.md).
+            console.diagnostic(
+                "legacy-push: expired: the certificate expired on \(summary.notAfterISO8601) "
+                    + "(\(daysAgo(summary)) days ago); gateways refuse it: renew it")
             return .refused
         }
         if summary.isNotYetValid {
