@@ -253,6 +253,11 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         defer { table.release(stream) }
         completedRequests += 1
         if let last = goawayLastStream, stream > last { return }  // after our GOAWAY: not processed
+        // The n-th request is the last processed: the GOAWAY goes out ahead of its response, so a
+        // client learns it before its stream ends.
+        if let limit = policy.faults.goawayAfter, completedRequests >= limit {
+            sendGoaway(reason: .shutdown, lastStream: stream)
+        }
 
         let authorization: ProviderAuthorization
         switch authentication {
@@ -290,9 +295,6 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         case .accepted(var request):
             request.authorizationToken = nil
             handle(request, stream: stream)
-        }
-        if let limit = policy.faults.goawayAfter, completedRequests >= limit, !resetRequested {
-            sendGoaway(reason: .shutdown, lastStream: stream)
         }
     }
 
