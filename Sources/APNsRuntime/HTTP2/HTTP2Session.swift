@@ -78,6 +78,9 @@ package final class HTTP2Session {
     var localGoaways: [(UInt32, [UInt8])] = []
     /// The last lib error nghttp2 reported through a callback, for wording a failure.
     var lastLibraryError: (code: Int32, message: String?)?
+    /// Frames received whole so far, of every type (a server tells a peer that trickles a frame
+    /// from one that sends nothing by it).
+    package internal(set) var receivedFrameCount = 0
     /// Set when nghttp2 itself ended the connection (its GOAWAY went out).
     package private(set) var connectionError: LegacyAPNsError?
     /// Set when nghttp2 cannot continue at all.

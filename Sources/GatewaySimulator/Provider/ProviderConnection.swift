@@ -80,6 +80,8 @@ package final class ProviderConnection: HTTP2SessionDelegate {
     /// Set when nghttp2 refused the client's bytes.
     package private(set) var protocolError: LegacyAPNsError?
     private var sawSettings = false
+    /// When bytes last arrived that did not complete a frame (nil: the last bytes did).
+    private var partialFrameSince: Double?
     private var nextTimeoutCheck: Double
 
     /// Creates the connection's HTTP/2 session (its first SETTINGS wait in ``send(into:)``).
@@ -125,6 +127,15 @@ package final class ProviderConnection: HTTP2SessionDelegate {
     /// - Throws: the session's `protocolViolation` (its GOAWAY is then waiting in ``send(into:)``).
     package func receive(_ bytes: UnsafeRawBufferPointer, now: Double) throws {
         self.now = now
+        let frames = session.receivedFrameCount
+        defer {
+            // A frame left incomplete: when did its first bytes come (a trickle keeps it so)?
+            if session.receivedFrameCount != frames {
+                partialFrameSince = nil
+            } else if partialFrameSince == nil, !bytes.isEmpty {
+                partialFrameSince = now
+            }
+        }
         do {
             try session.receive(bytes)
         } catch let error as LegacyAPNsError {
@@ -201,6 +212,14 @@ package final class ProviderConnection: HTTP2SessionDelegate {
                 errorCode: .settingsTimeout,
                 reason:
                     "no HTTP/2 connection preface and SETTINGS within \(formatSeconds(limits.handshakeTimeout.inSeconds))"
+            )
+            return
+        }
+        if let since = partialFrameSince, now - since > limits.requestTimeout.inSeconds {
+            terminate(
+                errorCode: .enhanceYourCalm,
+                reason:
+                    "a frame took longer than \(formatSeconds(limits.requestTimeout.inSeconds)) to arrive (trickled bytes)"
             )
             return
         }

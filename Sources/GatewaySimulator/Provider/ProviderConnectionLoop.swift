@@ -81,6 +81,10 @@ struct ProviderConnectionLoop {
         var lastInput = Monotonic.now()
         var lastOutputProgress = lastInput
         var stopDeadline: Double?
+        /// Whether the last read stopped before the TLS layer ran dry.
+        var inputMayBePending = false
+        /// Since when TLS has needed to write before reading on.
+        var readNeedsWritable: Double?
         let outputBound = limits.maximumBufferedOutput
 
         while true {
@@ -93,17 +97,28 @@ struct ProviderConnectionLoop {
             // Read what is there, unless the client is not taking its answers.
             var peerGone = false
             if connection.wantsRead, output.count - written < outputBound {
+                // Until the TLS layer has nothing more (OpenSSL reads ahead: bytes it holds are
+                // invisible to poll), unless the answers pile up or the batch is large.
+                inputMayBePending = true
                 reading: for _ in 0..<16 {
                     switch tls.read(into: input) {
                     case .done(let count):
                         lastInput = now
+                        readNeedsWritable = nil
                         do {
                             try connection.receive(UnsafeRawBufferPointer(rebasing: input[0..<count]), now: now)
                         } catch {
                             break reading  // nghttp2's GOAWAY is queued; send it and end
                         }
                         if output.count - written >= outputBound { break reading }
-                    case .wantRead, .wantWrite:
+                    case .wantRead:
+                        inputMayBePending = false
+                        readNeedsWritable = nil
+                        break reading
+                    case .wantWrite:
+                        // TLS must send before it can read on (the client takes nothing).
+                        inputMayBePending = false
+                        if readNeedsWritable == nil { readNeedsWritable = now }
                         break reading
                     case .closed, .failed:
                         peerGone = true
@@ -160,7 +175,9 @@ struct ProviderConnectionLoop {
                 break
             }
             if let stopDeadline, now > stopDeadline { break }
-            if written < output.count, now - lastOutputProgress > limits.writeTimeout.inSeconds {
+            let writeStalled = written < output.count && now - lastOutputProgress > limits.writeTimeout.inSeconds
+            let readStalled = readNeedsWritable.map { now - $0 > limits.writeTimeout.inSeconds } ?? false
+            if writeStalled || readStalled {
                 connection.terminate(
                     errorCode: .enhanceYourCalm,
                     reason:
@@ -175,8 +192,9 @@ struct ProviderConnectionLoop {
             // Wait for the socket, or the next timer.
             var events: Readiness = []
             if connection.wantsRead, output.count - written < outputBound { events.insert(.readable) }
-            if written < output.count { events.insert(.writable) }
+            if written < output.count || readNeedsWritable != nil { events.insert(.writable) }
             if produced, connection.wantsWrite, output.count - written < outputBound { continue }
+            if inputMayBePending, connection.wantsRead, output.count - written < outputBound { continue }
             now = Monotonic.now()
             var timeout = Self.tick
             if let deadline = connection.nextDeadline { timeout = min(timeout, max(0, deadline - now)) }

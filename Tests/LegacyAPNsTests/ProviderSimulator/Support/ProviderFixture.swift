@@ -9,7 +9,7 @@ import Testing
 /// An embedded ``ProviderSimulator`` on a free loopback port with the fixture certificates (the
 /// server identity, client certificates chaining to the test CA), the fixture keys accepted for
 /// token auth, a memory recorder and an event log; plus the independent judges' inputs.
-struct ProviderFixture {
+struct ProviderFixture: Sendable {
     let simulator: ProviderSimulator
     let endpoint: Endpoint
     let recorder: MemoryProviderRecorder
