@@ -257,6 +257,11 @@ enum ServeHTTP2Command {
         limits.maximumConnections = try arguments.required(Options.maximumConnections)
         limits.idleTimeout = try arguments.value(Options.idleTimeout)
 
+        let environment = try arguments.required(Options.environment)
+        let newestTLS = try arguments.required(Options.newestTLS)
+        let maximumStreams = try arguments.required(Options.maximumStreams)
+        let recordPath = try arguments.value(Options.record)
+
         var authKeys: [ProviderSimulator.AuthKey] = []
         for argument in keyArguments {
             let bytes = try Files.read(argument.path, limit: 64 * 1024)
@@ -269,15 +274,15 @@ enum ServeHTTP2Command {
         var configuration = ProviderSimulator.Configuration(identity: identity, clientTrust: trust)
         configuration.host = host
         configuration.port = port
-        configuration.environment = try arguments.required(Options.environment)
-        configuration.maximumTLSVersion = try arguments.required(Options.newestTLS)
+        configuration.environment = environment
+        configuration.maximumTLSVersion = newestTLS
         configuration.authKeys = authKeys
         configuration.teamTopics = teamTopics
-        configuration.maximumConcurrentStreams = try arguments.required(Options.maximumStreams)
+        configuration.maximumConcurrentStreams = maximumStreams
         configuration.faults = faults
         configuration.limits = limits
         var recordDescriptor: Int32 = -1
-        if let path = try arguments.value(Options.record) {
+        if let path = recordPath {
             recordDescriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard recordDescriptor >= 0 else {
                 throw CLIError.usage("cannot write '\(path)': \(Files.errnoDescription())")
@@ -295,12 +300,18 @@ enum ServeHTTP2Command {
         }
 
         let simulator = try ProviderSimulator(configuration: configuration)
-        let endpoint = try await simulator.start()
-        console.print("listening on \(endpoint) (HTTP/2)")
-        console.flush()
-
+        // Watching before saying "listening": a script may send SIGINT as soon as it reads it.
         let interrupted = Handoff<Void>()
         let watch = InterruptWatch { interrupted.put(()) }
+        let endpoint: Endpoint
+        do {
+            endpoint = try await simulator.start()
+        } catch {
+            watch.cancel()
+            throw error
+        }
+        console.print("listening on \(endpoint) (HTTP/2)")
+        console.flush()
         await interrupted.take()
         watch.cancel()
         await simulator.stop()
