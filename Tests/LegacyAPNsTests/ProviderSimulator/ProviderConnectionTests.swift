@@ -233,3 +233,19 @@ import Testing
         #expect(statistics.summary == "1 connection, 1 accepted, 3 rejected (BadDeviceToken 2, Unregistered 1)")
     }
 }
+
+/// The provider-server fuzz corpus is not only noise: its seeds reach the request path.
+@Suite struct ProviderFuzzCorpusTests {
+    @Test func theSeedRequestsAreAnswered() throws {
+        let seed = Fixtures.bytes(Fixtures.root + "/fuzz/provider-server/certificate-two-requests")
+        let policy = ProviderPolicy()
+        let connection = try ProviderConnection(
+            policy: policy, number: 1, authentication: .certificate(topics: ["com.example.app"], environment: .both), now: 0)
+        try seed.withUnsafeBytes { try connection.receive(UnsafeRawBufferPointer(rebasing: $0.dropFirst()), now: 0) }
+        #expect(connection.completedRequests == 2)
+        #expect(connection.acceptedCount == 2)
+        #expect(policy.statistics.accepted == 0)  // handed over at the next tick
+        connection.finish()
+        #expect(policy.statistics.accepted == 2)
+    }
+}
