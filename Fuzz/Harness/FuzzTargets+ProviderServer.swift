@@ -35,7 +35,8 @@ extension FuzzTargets {
         let authentication: ProviderConnection.Authentication =
             mode & 1 != 0
             ? .certificate(topics: ["com.example.app", "com.example.app.voip"], environment: .both) : .token
-        guard let connection = try? ProviderConnection(policy: policy, number: 1, authentication: authentication, now: 0)
+        guard
+            let connection = try? ProviderConnection(policy: policy, number: 1, authentication: authentication, now: 0)
         else {
             check(false, "a server connection could not be created")
             return

@@ -135,6 +135,14 @@ package final class HTTP2Session {
         nameValues = .allocate(capacity: nameValueCapacity)
         nghttp2_session_set_user_data(pointer, Unmanaged.passUnretained(self).toOpaque())
         try submitSettings(options.initialSettings(for: role))
+        if let window = options.connectionWindowSize {
+            let result = nghttp2_session_set_local_window_size(pointer, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, window)
+            guard result == 0 else {
+                throw LegacyAPNsError(
+                    .invalidValue,
+                    "connection window size \(window) is not possible: \(String(cString: nghttp2_strerror(result)))")
+            }
+        }
     }
 
     deinit {

@@ -80,6 +80,8 @@ package final class ProviderConnection: HTTP2SessionDelegate {
     /// Set when nghttp2 refused the client's bytes.
     package private(set) var protocolError: LegacyAPNsError?
     private var sawSettings = false
+    /// When the last request arrived whole (or the connection opened).
+    private var lastCompletedAt: Double
     /// When bytes last arrived that did not complete a frame (nil: the last bytes did).
     private var partialFrameSince: Double?
     private var nextTimeoutCheck: Double
@@ -91,12 +93,15 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         self.authentication = authentication
         self.now = now
         createdAt = now
+        lastCompletedAt = now
         nextTimeoutCheck = now + 1
         table = ProviderStreamTable(capacity: Int(policy.maximumConcurrentStreams))
         generator = SplitMix64(seed: policy.seed &+ UInt64(number) &* 0x9E37_79B9_7F4A_7C15)
         var options = HTTP2Session.Options()
         options.maximumHeaderListSize = policy.limits.maximumHeaderListSize
         options.maximumBufferedOutput = policy.limits.maximumBufferedOutput
+        // Room for a full set of concurrent requests' bodies without waiting for WINDOW_UPDATEs.
+        options.connectionWindowSize = Int32(clamping: max(65_535, Int(policy.maximumConcurrentStreams) * 1024))
         switch authentication {
         case .certificate(let topics, _):
             certificateAuthorization = .certificate(topics: topics)
@@ -223,11 +228,15 @@ package final class ProviderConnection: HTTP2SessionDelegate {
             )
             return
         }
-        if let oldest = table.oldestStart, now - oldest > limits.requestTimeout.inSeconds {
+        // A request still arriving after the timeout, while no other request completed for as
+        // long: a trickle (a busy client whose one stream waits for flow control is not one).
+        if let oldest = table.oldest, now - oldest.startedAt > limits.requestTimeout.inSeconds,
+            now - lastCompletedAt > limits.requestTimeout.inSeconds
+        {
             terminate(
                 errorCode: .enhanceYourCalm,
                 reason:
-                    "a request took longer than \(formatSeconds(limits.requestTimeout.inSeconds)) to arrive (trickled bytes)"
+                    "the request on stream \(oldest.stream) took longer than \(formatSeconds(limits.requestTimeout.inSeconds)) to arrive (trickled bytes)"
             )
         }
     }
@@ -271,6 +280,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         guard let slot = table.slot(for: stream) else { return }
         defer { table.release(stream) }
         completedRequests += 1
+        lastCompletedAt = now
         if let last = goawayLastStream, stream > last { return }  // after our GOAWAY: not processed
         // The n-th request is the last processed: the GOAWAY goes out ahead of its response, so a
         // client learns it before its stream ends.

@@ -95,12 +95,12 @@ struct ProviderStreamTable {
         free.append(index)
     }
 
-    /// The earliest start among the requests still being received.
-    var oldestStart: Double? {
-        var oldest: Double?
-        for index in byStream.values {
+    /// The request that has been arriving longest: its stream and when its first HEADERS came.
+    var oldest: (stream: Int32, startedAt: Double)? {
+        var oldest: (stream: Int32, startedAt: Double)?
+        for (stream, index) in byStream {
             let start = slots[Int(index)].startedAt
-            if oldest == nil || start < oldest! { oldest = start }
+            if oldest == nil || start < oldest!.startedAt { oldest = (stream, start) }
         }
         return oldest
     }

@@ -240,7 +240,8 @@ import Testing
         let seed = Fixtures.bytes(Fixtures.root + "/fuzz/provider-server/certificate-two-requests")
         let policy = ProviderPolicy()
         let connection = try ProviderConnection(
-            policy: policy, number: 1, authentication: .certificate(topics: ["com.example.app"], environment: .both), now: 0)
+            policy: policy, number: 1, authentication: .certificate(topics: ["com.example.app"], environment: .both),
+            now: 0)
         try seed.withUnsafeBytes { try connection.receive(UnsafeRawBufferPointer(rebasing: $0.dropFirst()), now: 0) }
         #expect(connection.completedRequests == 2)
         #expect(connection.acceptedCount == 2)
