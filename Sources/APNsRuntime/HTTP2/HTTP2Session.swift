@@ -57,7 +57,11 @@ package final class HTTP2Session {
     private weak var delegate: (any HTTP2SessionDelegate)?
     /// The delegate, held strongly while a receive or send runs (one weak load per call, not per
     /// callback).
-    var activeDelegate: (any HTTP2SessionDelegate)?
+    private var runningDelegate: (any HTTP2SessionDelegate)?
+    /// The same delegate for the callbacks, without a retain and release around each of them: the
+    /// delegate is weakly referenced, so its reference count lives in a side table and every
+    /// retain would take the slow path. Safe: set only while ``runningDelegate`` keeps it alive.
+    unowned(unsafe) var activeDelegate: (any HTTP2SessionDelegate)?
 
     /// Bodies by slot; the slot number + 1 travels as the data source and stream user data.
     var bodies: [OutboundBody] = []
@@ -234,11 +238,13 @@ package final class HTTP2Session {
     private func beginRun() throws {
         precondition(!isRunning, "HTTP2Session.receive or send called from one of the session's own delegate calls")
         isRunning = true
-        activeDelegate = delegate
+        runningDelegate = delegate
+        activeDelegate = runningDelegate
     }
 
     private func endRun() {
         activeDelegate = nil
+        runningDelegate = nil
         isRunning = false
     }
 

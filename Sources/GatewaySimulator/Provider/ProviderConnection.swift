@@ -316,13 +316,13 @@ package final class ProviderConnection: HTTP2SessionDelegate {
 
         let outcome = table.slots.withUnsafeBufferPointer { slots in
             ProviderRequestValidator.validate(
-                slots[Int(slot)].head, body: slots[Int(slot)].body, authorization: authorization)
+                slots[Int(slot)].head, body: slots[Int(slot)].body, authorization: authorization,
+                keepingAuthorizationToken: false)
         }
         switch outcome {
         case .rejected(let response):
             reject(response, stream: stream, slot: slot)
-        case .accepted(var request):
-            request.authorizationToken = nil
+        case .accepted(let request):
             handle(request, stream: stream)
         }
     }
@@ -369,6 +369,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
 
     /// The table of ``ProviderFaults``, in its order.
     private func disposition(of request: ProviderRequest) -> Disposition {
+        guard policy.hasRequestFaults else { return .answer(.success(apnsID: nil)) }
         let faults = policy.faults
         if !faults.stallingTokens.isEmpty, faults.stallingTokens.contains(request.deviceToken) { return .stall }
         if let limit = faults.resetAfter, validRequests > limit { return .reset }

@@ -12,6 +12,8 @@ package final class ProviderPolicy: Sendable {
     let teamTopics: [String: [String]]
     let maximumConcurrentStreams: UInt32
     let faults: ProviderFaults
+    /// Whether any per-request fault is configured (most runs: none, and no lookups per request).
+    let hasRequestFaults: Bool
     let limits: ProviderSimulator.Limits
     let clock: ProviderSimulator.Clock
     let recorder: (any ProviderRecorder)?
@@ -54,6 +56,10 @@ package final class ProviderPolicy: Sendable {
         self.teamTopics = teamTopics.mapValues(ProviderTokenAuthority.expand)
         self.maximumConcurrentStreams = max(1, maximumConcurrentStreams)
         self.faults = faults
+        hasRequestFaults =
+            !faults.failingTokens.isEmpty || !faults.unregisteredTokens.isEmpty || !faults.stallingTokens.isEmpty
+            || faults.failEvery != nil || faults.resetAfter != nil || faults.shutdownAfter != nil
+            || faults.random != nil
         self.limits = limits
         self.clock = clock
         self.recorder = recorder

@@ -1,6 +1,10 @@
 import APNsCore
 import APNsCredentials
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One token connection's provider-token rules (TOK, HTTP2-PROTOCOL.md), as a value: the
 /// connection's current token and the key that owns the connection.
 ///
@@ -79,11 +83,11 @@ struct ProviderTokenAuthority {
     /// Judges one `authorization` value (nil when the header is absent).
     mutating func check(_ value: UnsafeRawBufferPointer?, now: Int64) -> Verdict {
         guard let value, !value.isEmpty else { return .rejected(.missingProviderToken) }
-        if let current, current.value.elementsEqual(value) {
+        if let current, Self.equal(current.value, value) {
             return isExpired(current.token, now: now)
                 ? .rejected(.expiredProviderToken) : .accepted(topics: current.topics, change: .none)
         }
-        if let lastRefused, lastRefused.value.elementsEqual(value) { return .rejected(lastRefused.reason) }
+        if let lastRefused, Self.equal(lastRefused.value, value) { return .rejected(lastRefused.reason) }
         let text = String(decoding: value, as: UTF8.self)
         let token: ProviderToken
         do {
@@ -110,6 +114,13 @@ struct ProviderTokenAuthority {
         if now - previous.acceptedAt < Self.minimumUpdateInterval { return .rejected(.tooManyProviderTokenUpdates) }
         current = (Array(value), token, now, topics)
         return .accepted(topics: topics, change: .updated(keyID: token.keyID))
+    }
+
+    /// Byte equality with memcmp (the token is compared on every request).
+    @inline(__always)
+    private static func equal(_ kept: [UInt8], _ value: UnsafeRawBufferPointer) -> Bool {
+        guard kept.count == value.count else { return false }
+        return kept.withUnsafeBytes { memcmp($0.baseAddress!, value.baseAddress!, value.count) == 0 }
     }
 
     private func isExpired(_ token: ProviderToken, now: Int64) -> Bool {
