@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "LegacyAPNs", targets: ["LegacyAPNs"]),
         .library(name: "FeedbackClient", targets: ["FeedbackClient"]),
         .library(name: "GatewaySimulator", targets: ["GatewaySimulator"]),
+        .library(name: "HTTP2Client", targets: ["HTTP2Client"]),
         .executable(name: "legacy-push", targets: ["legacy-push"]),
     ],
     targets: [
@@ -51,6 +52,10 @@ let package = Package(
             dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime"]
         ),
         .target(
+            name: "HTTP2Client",
+            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime"]
+        ),
+        .target(
             name: "GatewaySimulator",
             dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime"]
         ),
@@ -58,6 +63,7 @@ let package = Package(
             name: "LegacyPushCLI",
             dependencies: [
                 "APNsCore", "APNsCredentials", "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator",
+                "HTTP2Client",
             ]
         ),
         .executableTarget(
@@ -97,7 +103,7 @@ let package = Package(
             name: "LegacyAPNsTests",
             dependencies: [
                 "APNsCore", "APNsCredentials", "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator",
-                "LegacyPushCLI", "legacy-push", "Notify", "FuzzHarness", "TestSupport",
+                "HTTP2Client", "LegacyPushCLI", "legacy-push", "Notify", "FuzzHarness", "TestSupport",
             ]
         ),
     ],

@@ -1,24 +1,45 @@
-// Package.swift: .package(path: "../LegacyAPNs"), then depend on the "LegacyAPNs" product.
+// A package of your own, next to a LegacyAPNs checkout, needs in its Package.swift:
+//     dependencies: [.package(path: "../LegacyAPNs")],
+//     targets: [.executableTarget(name: "Notify", dependencies: [.product(name: "LegacyAPNs", package: "LegacyAPNs")])]
+// Run it with the test certificates' folder and a gateway (`legacy-push serve` listens on 127.0.0.1:2195):
+//     swift run Notify ../LegacyAPNs/Fixtures/certs 127.0.0.1:2195
 import Foundation
 import LegacyAPNs
 
 @main
 struct Notify {
+    struct Order: Encodable {
+        var id: Int
+        var items: [String]
+    }
+
     static func main() async throws {
-        let p12 = try Data(contentsOf: URL(fileURLWithPath: "Fixtures/certs/universal-legacy.p12"))
-        let ca = try Data(contentsOf: URL(fileURLWithPath: "Fixtures/certs/ca.pem"))
-        let identity = try ClientIdentity(pkcs12: Array(p12), passphrase: "secret")
+        let arguments = CommandLine.arguments.dropFirst()
+        let certs = URL(filePath: arguments.first ?? "../LegacyAPNs/Fixtures/certs", directoryHint: .isDirectory)
+        let gateway = try Endpoint(parsing: arguments.dropFirst().first ?? "127.0.0.1:2195")
+
+        let identity = try ClientIdentity(
+            pkcs12ContentsOf: certs.appending(path: "universal-legacy.p12"), passphrase: "secret")
+        let trust = try TLSConfiguration.Trust.pem(contentsOf: certs.appending(path: "ca.pem"))
         let client = try PushClient(
-            configuration: .init(
-                gateway: .custom(host: "127.0.0.1", port: 2195),
-                tls: TLSConfiguration(identity: identity, trust: try .pem(Array(ca)))),
-            events: { event in print(event) })
+            configuration: .init(gateway: Gateway(gateway), tls: TLSConfiguration(identity: identity, trust: trust)))
 
-        let payload = try PayloadBuilder(alert: "Hello from Swift", badge: 1).build()
         let token = try DeviceToken(hexString: "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad")
-        let report = await client.send([PushNotification(token: token, payload: payload, identifier: 1)])
+        var notifications: [PushNotification] = []
+        for i in 1...3 {
+            var payload = PayloadBuilder(alert: "Message \(i)", badge: i)
+            try payload.setCustomKey("order", encoding: Order(id: 1000 + i, items: ["tea"]))
+            notifications.append(PushNotification(token: token, payload: try payload.build(), identifier: UInt32(i)))
+        }
+        let report = await client.send(notifications)
 
-        print("accepted \(report.accepted), rejected \(report.rejected.count), unconfirmed \(report.unconfirmed.count)")
-        for rejection in report.rejected { print("rejected", rejection.identifier ?? 0, rejection.status) }
+        print(report)  // 3 sent: 3 accepted, 0 rejected, 0 unconfirmed, 0 resent, 1 connection, 0.005 s
+        for rejection in report.rejected {
+            print("rejected #\(rejection.identifier ?? 0): status \(rejection.status)")
+        }
+        if let failure = report.failure {
+            print("failed: \(failure.reason)")  // e.g. cannot connect to 127.0.0.1:2195: Connection refused
+            exit(1)
+        }
     }
 }

@@ -38,7 +38,7 @@ public final class Certificate: @unchecked Sendable {
 
     /// Parses a DER-encoded certificate (a `.cer` file). The bytes must hold exactly one certificate.
     ///
-    /// - Throws: ``LegacyAPNsError`` `.corruptCredentials` when the bytes are not a certificate.
+    /// - Throws: `LegacyAPNsError` `.corruptCredentials` when the bytes are not a certificate.
     public convenience init(derRepresentation: [UInt8]) throws {
         let parsed: OpaquePointer? = OpenSSLLibrary.shared.withContext {
             ERR_clear_error()
@@ -61,9 +61,9 @@ public final class Certificate: @unchecked Sendable {
     }
 
     /// Parses the first certificate of PEM text (`-----BEGIN CERTIFICATE-----`). Other blocks
-    /// (keys, further certificates) are ignored; use ``certificates(pemRepresentation:)`` for all.
+    /// (keys, further certificates) are ignored; use ``certificates(pemRepresentation:)-([UInt8])`` for all.
     ///
-    /// - Throws: ``LegacyAPNsError`` `.missingCredentials` when there is no certificate block,
+    /// - Throws: `LegacyAPNsError` `.missingCredentials` when there is no certificate block,
     ///   `.corruptCredentials` when the first one is damaged.
     public convenience init(pemRepresentation: [UInt8]) throws {
         let bio = MemoryBIO(pemRepresentation)
@@ -182,6 +182,16 @@ public final class Certificate: @unchecked Sendable {
 
     /// ``notAfter`` as ISO-8601 UTC text (`2027-01-31T12:00:00Z`).
     public var notAfterISO8601: String { UTCTime.iso8601(notAfter) }
+
+    /// Whether the certificate is a certificate authority (basic constraints `CA:TRUE`, or an old
+    /// v1 self-signed root): a CA's subject names an issuer, never a team or a topic.
+    public var isCertificateAuthority: Bool {
+        OpenSSLLibrary.shared.withContext {
+            let result = X509_check_ca(pointer)
+            ERR_clear_error()
+            return result != 0
+        }
+    }
 
     /// Whether the certificate is valid at `time` (UNIX seconds): `notBefore <= time <= notAfter`.
     public func isValid(at time: Int64) -> Bool {

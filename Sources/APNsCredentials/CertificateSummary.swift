@@ -15,7 +15,8 @@ public struct CertificateSummary: Sendable, Hashable {
     public var issuer: String
     /// The subject's CN (`Apple Push Services: com.example.app`).
     public var commonName: String?
-    /// The subject's OU: the team id of an Apple push certificate.
+    /// The subject's OU: the team id of an Apple push certificate. Nil when the certificate is a
+    /// CA (Apple's WWDR intermediates carry an OU such as `G4`, which is no team id).
     public var teamID: String?
     /// The bundle id from the subject's UID.
     public var topic: String?
@@ -54,7 +55,7 @@ public struct CertificateSummary: Sendable, Hashable {
         subject = subjectName.description
         issuer = certificate.issuer
         commonName = subjectName.commonName
-        teamID = subjectName.organizationalUnit
+        teamID = certificate.isCertificateAuthority ? nil : subjectName.organizationalUnit
         topic = subjectName.uid
         pushTopics = certificate.topics
         environment = certificate.environment

@@ -20,7 +20,7 @@ public struct ClientIdentity: Sendable {
 
     /// Pairs a certificate with its key.
     ///
-    /// - Throws: ``LegacyAPNsError`` `.keyMismatch` when the key is not the certificate's.
+    /// - Throws: `LegacyAPNsError` `.keyMismatch` when the key is not the certificate's.
     public init(certificate: Certificate, privateKey: PrivateKey, chain: [Certificate] = []) throws {
         guard privateKey.matches(certificate) else {
             throw LegacyAPNsError(.keyMismatch, "private key does not match the certificate")
@@ -37,7 +37,7 @@ public struct ClientIdentity: Sendable {
     ///   - pkcs12: The file's bytes.
     ///   - passphrase: The file's passphrase. Nil or empty tries both the empty passphrase and no
     ///     passphrase at all, which different tools write for "none".
-    /// - Throws: ``LegacyAPNsError`` `.wrongPassphrase` ("wrong passphrase for the PKCS#12 file"),
+    /// - Throws: `LegacyAPNsError` `.wrongPassphrase` ("wrong passphrase for the PKCS#12 file"),
     ///   `.corruptCredentials` ("not a PKCS#12 file: ..."), `.unsupportedCredentials` (RC2-40 without
     ///   OpenSSL's legacy provider), `.missingCredentials` (no key or no certificate inside),
     ///   `.keyMismatch`.
@@ -54,7 +54,7 @@ public struct ClientIdentity: Sendable {
     ///   - keyPEM: The private key when it is in a separate file; it takes precedence over a key
     ///     inside `pem`.
     ///   - passphrase: Decrypts an encrypted key.
-    /// - Throws: ``LegacyAPNsError`` `.missingCredentials` (no certificate, or no key anywhere),
+    /// - Throws: `LegacyAPNsError` `.missingCredentials` (no certificate, or no key anywhere),
     ///   `.wrongPassphrase`, `.corruptCredentials`, `.keyMismatch`.
     public init(pem: [UInt8], keyPEM: [UInt8]? = nil, passphrase: String?) throws {
         let credentials = try Credentials(pem: pem, keyPEM: keyPEM, passphrase: passphrase)
@@ -84,7 +84,7 @@ public struct ClientIdentity: Sendable {
     ///   - encryption: ``PKCS12Encryption/modern`` (default) or ``PKCS12Encryption/legacy`` for
     ///     old tools.
     ///   - friendlyName: The name Keychain Access shows, or nil for none.
-    /// - Throws: ``LegacyAPNsError`` `.unsupportedCredentials` when legacy encryption is asked for and
+    /// - Throws: `LegacyAPNsError` `.unsupportedCredentials` when legacy encryption is asked for and
     ///   OpenSSL's legacy provider is missing.
     public func pkcs12Representation(
         passphrase: String, encryption: PKCS12Encryption = .modern, friendlyName: String? = nil

@@ -34,8 +34,8 @@ public struct Credentials: Sendable {
     ///   - bytes: A PKCS#12 file, PEM text or a DER certificate.
     ///   - keyPEM: A separate PEM private key; it takes precedence over a key inside `bytes`.
     ///   - passphrase: For the PKCS#12 file and for an encrypted key (one passphrase for both).
-    /// - Throws: ``LegacyAPNsError`` `.corruptCredentials` when the bytes are none of the formats,
-    ///   or the errors of ``ClientIdentity/init(pkcs12:passphrase:)`` and ``PrivateKey``.
+    /// - Throws: `LegacyAPNsError` `.corruptCredentials` when the bytes are none of the formats,
+    ///   or the errors of ``ClientIdentity/init(pkcs12:passphrase:)-([UInt8],_)`` and ``PrivateKey``.
     public init(_ bytes: [UInt8], keyPEM: [UInt8]? = nil, passphrase: String?) throws {
         let loaded: Credentials
         switch CredentialFormat.detect(bytes) {
@@ -64,7 +64,8 @@ public struct Credentials: Sendable {
     }
 
     /// Loads PEM: certificates plus an optional key (here or in `keyPEM`). The certificate that
-    /// matches the key is the leaf (else the first); the rest are the chain, in file order.
+    /// matches the key is the leaf; without a matching key, the first certificate that is not a CA
+    /// (bundles often put the CA first), else the first. The rest are the chain, in file order.
     init(pem: [UInt8], keyPEM: [UInt8]?, passphrase: String?) throws {
         var certificates = Certificate.certificates(pemRepresentation: pem)
         if certificates.isEmpty {
@@ -79,7 +80,9 @@ public struct Credentials: Sendable {
         } else {
             key = nil
         }
-        let leafIndex = key.flatMap { key in certificates.firstIndex { key.matches($0) } } ?? 0
+        let leafIndex =
+            key.flatMap { key in certificates.firstIndex { key.matches($0) } }
+            ?? certificates.firstIndex { !$0.isCertificateAuthority } ?? 0
         let leaf = certificates.remove(at: leafIndex)
         self.init(format: .pem, certificate: leaf, chain: certificates, privateKey: key)
     }
@@ -99,7 +102,7 @@ public struct Credentials: Sendable {
 
     /// The credentials as a ``ClientIdentity``.
     ///
-    /// - Throws: ``LegacyAPNsError`` `.missingCredentials` without a key, `.keyMismatch` when the
+    /// - Throws: `LegacyAPNsError` `.missingCredentials` without a key, `.keyMismatch` when the
     ///   key is not the certificate's.
     public func identity() throws -> ClientIdentity {
         guard let privateKey else {

@@ -3,7 +3,7 @@ internal import COpenSSL
 
 /// The OpenSSL error queue at the moment something failed, as text.
 ///
-/// Library APIs throw ``LegacyAPNsError`` with a human reason; this type carries the raw OpenSSL
+/// Library APIs throw `LegacyAPNsError` with a human reason; this type carries the raw OpenSSL
 /// detail for logs and for code that needs to tell failures apart.
 public struct OpenSSLError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What was being done ("SSL_connect", "PKCS12_parse").

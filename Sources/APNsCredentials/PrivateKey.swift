@@ -29,7 +29,7 @@ public final class PrivateKey: @unchecked Sendable {
     /// - Parameters:
     ///   - pemRepresentation: PEM text; may also hold certificates, which are skipped.
     ///   - passphrase: Decrypts an encrypted key; ignored for an unencrypted one.
-    /// - Throws: ``LegacyAPNsError`` `.wrongPassphrase` when the key is encrypted and the
+    /// - Throws: `LegacyAPNsError` `.wrongPassphrase` when the key is encrypted and the
     ///   passphrase is missing or wrong, `.missingCredentials` when there is no key block,
     ///   `.corruptCredentials` when the key block is damaged.
     public convenience init(pemRepresentation: [UInt8], passphrase: String? = nil) throws {

@@ -18,7 +18,7 @@ extension SigningKey {
     ///   - keyID: The key's id (the KEYID of `AuthKey_<KEYID>.p8`): 10 characters A-Z 0-9.
     ///   - teamID: The developer team's id: 10 characters A-Z 0-9.
     ///   - issuedAt: The current time in UNIX seconds (APNs refuses tokens more than an hour old).
-    /// - Throws: ``LegacyAPNsError`` `.invalidValue` for an id of the wrong shape or a negative
+    /// - Throws: `LegacyAPNsError` `.invalidValue` for an id of the wrong shape or a negative
     ///   time; `.unsupportedKey` if OpenSSL cannot sign with the key.
     public func signProviderToken(keyID: String, teamID: String, issuedAt: Int64) throws -> ProviderToken {
         let input = try ProviderToken.signingInput(keyID: keyID, teamID: teamID, issuedAt: issuedAt)

@@ -2,7 +2,7 @@ import APNsCore
 internal import COpenSSL
 
 extension SigningKey {
-    /// The public half of an APNs signing key: verifies ``ProviderToken``s, for servers and
+    /// The public half of an APNs signing key: verifies `ProviderToken`s, for servers and
     /// simulators that accept token authentication without holding the secret.
     ///
     /// ```swift
@@ -43,7 +43,7 @@ extension SigningKey {
 
         /// Parses a DER `SubjectPublicKeyInfo` (the body of a `BEGIN PUBLIC KEY` block).
         ///
-        /// - Throws: ``LegacyAPNsError`` `.corruptCredentials` when the bytes are not exactly one
+        /// - Throws: `LegacyAPNsError` `.corruptCredentials` when the bytes are not exactly one
         ///   public key, `.unsupportedKey` when it is not EC P-256.
         public convenience init(derRepresentation: [UInt8]) throws {
             guard let parsed = Self.parseDER(derRepresentation) else {
@@ -63,7 +63,7 @@ extension SigningKey {
         /// `openssl pkey -pubout` writes it). Given a `.p8` private key instead, takes its public
         /// half, so a server can be pointed at either file.
         ///
-        /// - Throws: ``LegacyAPNsError`` as ``SigningKey/init(pemRepresentation:)`` does, and
+        /// - Throws: `LegacyAPNsError` as ``SigningKey/init(pemRepresentation:)`` does, and
         ///   `.corruptCredentials` for a damaged public key block.
         public convenience init(pemRepresentation: [UInt8]) throws {
             let labels = SigningKey.pemLabels(pemRepresentation)
@@ -130,9 +130,9 @@ extension SigningKey {
         /// Checks that `token`'s signature is this key's ES256 signature over its header and claims.
         ///
         /// It does not look at the key id, the team id or the age of the token: those are the
-        /// caller's (see ``ProviderToken/Failure``).
+        /// caller's (see `ProviderToken.Failure`).
         ///
-        /// - Throws: ``ProviderToken/Failure/badSignature`` when the signature does not verify.
+        /// - Throws: `ProviderToken.Failure.badSignature` when the signature does not verify.
         public func verify(_ token: ProviderToken) throws(ProviderToken.Failure) {
             guard isValidSignature(for: token) else { throw .badSignature }
         }

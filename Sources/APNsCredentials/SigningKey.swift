@@ -3,9 +3,9 @@ internal import COpenSSL
 
 /// An APNs token-signing key: the EC P-256 private key that Apple's developer portal lets you
 /// download once, as `AuthKey_<KEYID>.p8` (unencrypted PKCS#8 PEM, `-----BEGIN PRIVATE KEY-----`).
-/// It signs the ``ProviderToken``s of token-based connections; its ``publicKey`` verifies them.
+/// It signs the `ProviderToken`s of token-based connections; its ``publicKey`` verifies them.
 ///
-/// Anything else is refused with one ``LegacyAPNsError`` that names the problem: an RSA, Ed25519
+/// Anything else is refused with one `LegacyAPNsError` that names the problem: an RSA, Ed25519
 /// or other non-P-256 key, an encrypted key, a certificate or a public key where the private key
 /// belongs, damaged PEM, empty input.
 ///
@@ -23,7 +23,7 @@ public struct SigningKey: Sendable, CustomStringConvertible {
     /// Reads an APNs signing key from PEM text: PKCS#8 (`BEGIN PRIVATE KEY`, Apple's `.p8`) or
     /// the traditional SEC1 form (`BEGIN EC PRIVATE KEY`) of an EC P-256 key.
     ///
-    /// - Throws: ``LegacyAPNsError`` `.unsupportedKey` for a key of another algorithm or curve and
+    /// - Throws: `LegacyAPNsError` `.unsupportedKey` for a key of another algorithm or curve and
     ///   for an encrypted key; `.missingCredentials` for empty input, a certificate or a public key
     ///   instead of the private key; `.corruptCredentials` for damaged or non-PEM bytes.
     public init(pemRepresentation: [UInt8]) throws {

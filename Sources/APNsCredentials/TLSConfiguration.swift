@@ -15,7 +15,7 @@ public struct TLSConfiguration: Sendable {
 
         /// Trust the CA certificates in a PEM bundle.
         ///
-        /// - Throws: ``LegacyAPNsError/Code-swift.struct/corruptCredentials`` when it holds none.
+        /// - Throws: `LegacyAPNsError` `.corruptCredentials` when it holds none.
         public static func pem(_ bytes: [UInt8]) throws -> Trust {
             let certificates = Certificate.certificates(pemRepresentation: bytes)
             guard !certificates.isEmpty else {

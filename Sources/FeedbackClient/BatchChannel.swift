@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Hands record batches from a connection thread to one asynchronous consumer, with back
 /// pressure: the thread blocks while `limit` records wait, so a slow consumer slows the read

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// What a ``FeedbackPoller`` waits with between polls. Inject a fake one in tests to run a day of
 /// polling in microseconds.

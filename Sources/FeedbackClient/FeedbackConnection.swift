@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 import Synchronization
 
 #if canImport(Glibc)
@@ -22,6 +22,10 @@ struct FeedbackConnection {
         var context: TLSContext
         var connectTimeout: Double
         var idleTimeout: Double
+        /// Seconds from the handshake to the first byte (or the close); nil: only the idle timeout.
+        var firstByteTimeout: Double?
+        /// Seconds the whole read may take; nil: no limit.
+        var readDeadline: Double?
         var readBufferSize = 64 * 1024
         /// Undecoded bytes gathered before a batch is handed out even though more is readable.
         var batchByteLimit = 256 * 1024
@@ -46,10 +50,13 @@ struct FeedbackConnection {
             outcome.failure = Self.cancelled
             return outcome
         }
+        let start = Monotonic.now()
+        let readDeadline = settings.readDeadline.map { start + $0 }
         let session: TLSSession
         do {
+            let connectTimeout = readDeadline.map { Swift.min(settings.connectTimeout, $0 - start) }
             session = try TLSSession.connect(
-                to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout)
+                to: settings.endpoint, context: settings.context, timeout: connectTimeout ?? settings.connectTimeout)
         } catch {
             outcome.failure = Self.libraryError(error, code: .connectionFailed)
             return outcome
@@ -93,7 +100,11 @@ struct FeedbackConnection {
             return decodingFailure
         }
 
-        var idleDeadline = Monotonic.now() + settings.idleTimeout
+        let connected = Monotonic.now()
+        var idleDeadline = connected + settings.idleTimeout
+        // Until the first byte: the shorter first-byte timeout, if any.
+        var silenceDeadline = settings.firstByteTimeout.map { Swift.min(idleDeadline, connected + $0) } ?? idleDeadline
+        var receivedAnything = false
         reading: while true {
             if stop.isSet {
                 outcome.failure = Self.cancelled
@@ -104,6 +115,8 @@ struct FeedbackConnection {
             case .done(let count):
                 decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 idleDeadline = Monotonic.now() + settings.idleTimeout
+                silenceDeadline = idleDeadline
+                receivedAnything = true
                 if decoder.bufferedByteCount >= settings.batchByteLimit, let failure = handOut() {
                     outcome.failure = failure
                     break reading
@@ -134,19 +147,50 @@ struct FeedbackConnection {
                 outcome.failure = failure
                 break reading
             }
-            while !session.wait(for: waitEvents, timeout: Swift.min(0.1, idleDeadline - Monotonic.now())) {
+            while true {
+                let deadline = Swift.min(silenceDeadline, readDeadline ?? .infinity)
+                if session.wait(for: waitEvents, timeout: Swift.max(0, Swift.min(0.1, deadline - Monotonic.now()))) {
+                    break
+                }
                 if stop.isSet { continue reading }
-                if Monotonic.now() >= idleDeadline {
+                let now = Monotonic.now()
+                if let readDeadline, now >= readDeadline {
                     outcome.failure = LegacyAPNsError(
                         .timedOut,
-                        "the feedback service at \(peer) sent nothing for \(formatSeconds(settings.idleTimeout))"
-                            + (decoder.consumedByteCount > 0 ? " after \(outcome.recordCount) tuples" : ""))
+                        "the feedback service at \(peer) was still sending after \(formatSeconds(settings.readDeadline!)), "
+                            + "the deadline for one read: stopped after \(outcome.recordCount) complete tuples")
+                    break reading
+                }
+                if now >= silenceDeadline {
+                    outcome.failure = silenceFailure(
+                        peer: peer, receivedAnything: receivedAnything,
+                        completeTuples: decoder.consumedByteCount > 0 ? outcome.recordCount : nil)
                     break reading
                 }
             }
         }
         if outcome.failure == nil { outcome.failure = sinkFailure }
         return outcome
+    }
+
+    /// The failure for a silence: the idle timeout, or, before the first byte, a peer that does
+    /// not speak the feedback protocol.
+    func silenceFailure(peer: String, receivedAnything: Bool, completeTuples: Int?) -> LegacyAPNsError {
+        if !receivedAnything, let firstByte = settings.firstByteTimeout, firstByte < settings.idleTimeout {
+            let port = settings.endpoint.port
+            let guess =
+                port == 2195 || port == 2295
+                ? "is this a gateway port (\(port))? The feedback service is usually on 2196"
+                : "is this a gateway port (2195) or another service?"
+            return LegacyAPNsError(
+                .protocolRefused,
+                "\(peer) sent nothing and kept the connection open for \(formatSeconds(firstByte)): the feedback "
+                    + "service sends its list and closes at once; \(guess)")
+        }
+        return LegacyAPNsError(
+            .timedOut,
+            "the feedback service at \(peer) sent nothing for \(formatSeconds(settings.idleTimeout))"
+                + (completeTuples.map { " after \($0) tuples" } ?? ""))
     }
 
     static let cancelled = LegacyAPNsError(.cancelled, "the feedback read was cancelled")

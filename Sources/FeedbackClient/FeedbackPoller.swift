@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Polls the feedback service at an interval, as an asynchronous sequence of polls.
 ///
@@ -30,7 +30,7 @@ public struct FeedbackPoller<PollClock: FeedbackClock>: AsyncSequence, Sendable 
     /// The outcome of one poll.
     public typealias Element = FeedbackPoll
 
-    /// Delays after failed polls: the package's one ``APNsCore/Backoff`` (defaults: 1 s, doubling,
+    /// Delays after failed polls: the package's one `Backoff` of APNsCore (defaults: 1 s, doubling,
     /// at most 5 minutes).
     public typealias Backoff = APNsCore.Backoff
 
@@ -46,6 +46,7 @@ public struct FeedbackPoller<PollClock: FeedbackClock>: AsyncSequence, Sendable 
     /// Creates a poller reading `reader`.
     ///
     /// - Parameters:
+    ///   - reader: The reader each poll uses (its configuration sets the time limits of a poll).
     ///   - interval: Time between the end of a successful poll and the start of the next.
     ///   - backoff: Delays after failed polls.
     ///   - maximumConsecutiveFailures: Give up (throw) after this many failures in a row; nil

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Reads the feedback service: connects with the provider certificate, sends nothing, and
 /// receives every tuple until the service closes the connection.
@@ -32,13 +32,31 @@ public struct FeedbackReader: Sendable {
     public struct Configuration: Sendable {
         /// The service to read.
         public var service: FeedbackService
-        /// The provider certificate and the trusted CAs (as for ``PushClient``).
+        /// The provider certificate and the trusted CAs (as for `PushClient` of LegacyAPNs).
         public var tls: TLSConfiguration
         /// Time to establish TCP and TLS.
         public var connectTimeout: Duration = .seconds(10)
         /// Time the service may send nothing before the read fails with
         /// ``LegacyAPNsError/Code-swift.struct/timedOut``.
         public var idleTimeout: Duration = .seconds(30)
+        /// Time from the end of the TLS handshake to the first byte or the close, or nil for only
+        /// ``idleTimeout``.
+        ///
+        /// A feedback service sends its list (or closes, when it is empty) as soon as the
+        /// handshake is done. A peer that sends nothing and keeps the connection open for this
+        /// long is not speaking the feedback protocol (typically a gateway port, 2195, which
+        /// waits for notifications): the read fails with
+        /// ``LegacyAPNsError/Code-swift.struct/protocolRefused`` saying so, after seconds rather
+        /// than the whole idle timeout. Retrying cannot help, so a ``FeedbackPoller`` stops.
+        public var firstByteTimeout: Duration? = .seconds(5)
+        /// The longest one read may take, from the connection attempt to the service's close, or
+        /// nil for no limit.
+        ///
+        /// A service that trickles tuples (one a second, say) never trips ``idleTimeout``; this
+        /// ends the read anyway. The read then fails with
+        /// ``LegacyAPNsError/Code-swift.struct/timedOut`` and, as for every failure, the result
+        /// still holds every complete tuple received before it.
+        public var readDeadline: Duration? = .seconds(300)
         /// Records a ``FeedbackRecordStream`` buffers ahead of its consumer before the read pauses.
         public var streamBufferLimit: Int = 16_384
 
@@ -73,7 +91,9 @@ public struct FeedbackReader: Sendable {
     var settings: FeedbackConnection.Settings {
         FeedbackConnection.Settings(
             endpoint: configuration.service.endpoint, context: context,
-            connectTimeout: configuration.connectTimeout.inSeconds, idleTimeout: configuration.idleTimeout.inSeconds)
+            connectTimeout: configuration.connectTimeout.inSeconds, idleTimeout: configuration.idleTimeout.inSeconds,
+            firstByteTimeout: configuration.firstByteTimeout?.inSeconds,
+            readDeadline: configuration.readDeadline?.inSeconds)
     }
 
     /// Connects, reads every tuple until the service closes, and returns them.

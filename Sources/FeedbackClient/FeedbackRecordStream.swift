@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// The feedback tuples of one connection as they arrive; see ``FeedbackReader/records(rawSink:)``.
 ///

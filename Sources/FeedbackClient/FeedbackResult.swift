@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// What one read of the feedback service produced: every complete tuple received, and why the
 /// read ended early, if it did.
@@ -44,5 +44,16 @@ public struct FeedbackResult: Sendable {
     public func get() throws(LegacyAPNsError) -> [FeedbackRecord] {
         if let failure { throw failure }
         return records
+    }
+}
+
+extension FeedbackResult: CustomStringConvertible {
+    /// One line for logs: "3 tuples, complete, 0.004 s" or
+    /// "2 tuples, then failed: the feedback service at ... closed the connection inside a tuple ...".
+    public var description: String {
+        let tuples = "\(records.count) tuple\(records.count == 1 ? "" : "s")"
+        let time = SendReport.formatSeconds(seconds)
+        guard let failure else { return "\(tuples), complete, \(time) s" }
+        return "\(tuples), then failed after \(time) s: \(failure.reason)"
     }
 }

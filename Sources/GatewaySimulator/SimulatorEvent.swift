@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// What the simulator saw, for logs and tests. Delivered from the connection threads.
 public enum SimulatorEvent: Hashable, Sendable {

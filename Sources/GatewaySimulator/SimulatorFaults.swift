@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Misbehaviour to inject, so a sender can be tested against everything a gateway may do.
 ///

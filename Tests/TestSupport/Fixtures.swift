@@ -16,6 +16,11 @@ package enum Fixtures {
         root + "/certs/" + name
     }
 
+    /// The path of a file in `Fixtures/feedback`.
+    package static func feedback(_ name: String) -> String {
+        root + "/feedback/" + name
+    }
+
     /// A file's bytes; a missing fixture stops the test run with its path.
     package static func bytes(_ path: String) -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {

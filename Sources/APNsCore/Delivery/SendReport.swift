@@ -121,3 +121,32 @@ public struct SendReport: Hashable, Sendable {
         if failure == nil { failure = other.failure }
     }
 }
+
+extension SendReport: CustomStringConvertible {
+    /// One line for logs: "3 sent: 2 accepted, 1 rejected, 0 unconfirmed, 1 resent, 1 connection,
+    /// 0.012 s", then the unconfirmed split and the failure when there are any:
+    /// "..., 0.1 s; unconfirmed: 1 unknown fate, 2 not sent; stopped: cannot connect to ...".
+    public var description: String {
+        func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+        var text =
+            "\(sent) sent: \(accepted) accepted, \(rejected.count) rejected, \(unconfirmed.count) unconfirmed, "
+            + "\(resent) resent, \(count(connections, "connection")), \(Self.formatSeconds(seconds)) s"
+        if possibleDuplicates > 0 { text += ", \(count(possiblyDuplicated.count, "possible duplicate"))" }
+        if !unconfirmed.isEmpty {
+            text += "; unconfirmed: \(unknownFate.count) unknown fate, \(notSent.count) not sent"
+        }
+        if let failure { text += "; stopped: \(failure.reason)" }
+        return text
+    }
+
+    /// Seconds with three decimals at most ("0.012", "1.5", "12").
+    package static func formatSeconds(_ seconds: Double) -> String {
+        let milliseconds = (seconds * 1000).rounded()
+        guard milliseconds.isFinite, milliseconds >= 0, milliseconds < 1e15 else { return "\(seconds)" }
+        let whole = Int(milliseconds) / 1000
+        var fraction = String(Int(milliseconds) % 1000)
+        while fraction.count < 3 { fraction = "0" + fraction }
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return fraction.isEmpty ? "\(whole)" : "\(whole).\(fraction)"
+    }
+}

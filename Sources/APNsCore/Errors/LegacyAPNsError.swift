@@ -114,7 +114,7 @@ public struct LegacyAPNsError: Error, Sendable, CustomStringConvertible {
     public var code: Code
     /// A one-line, human explanation.
     public var reason: String
-    /// The error this one was made from, if any: an ``OpenSSLError`` value with the drained
+    /// The error this one was made from, if any: an `OpenSSLError` value (APNsCredentials) with the drained
     /// OpenSSL error queue, a ``FrameDecodingError``, another `LegacyAPNsError`.
     public var underlying: (any Error & Sendable)?
 

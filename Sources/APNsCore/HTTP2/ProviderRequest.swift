@@ -42,6 +42,9 @@ public struct ProviderRequest: Hashable, Sendable {
     /// The provider token (a JWT) for token auth; sent as `authorization: bearer <token>`. Nil for
     /// certificate auth.
     public var authorizationToken: String?
+    /// The caller's own identifier, reported back in rejections and events and never sent (a
+    /// JSON Lines `id`, a legacy sender's frame identifier in the bridge).
+    public var identifier: UInt32?
 
     /// The path every notification is posted to, before the token's hex.
     public static let pathPrefix = "/3/device/"
@@ -53,7 +56,7 @@ public struct ProviderRequest: Hashable, Sendable {
     public init(
         deviceToken: DeviceToken, payload: Payload, topic: String? = nil, pushType: PushType? = nil,
         apnsID: APNsID? = nil, expiration: Expiration? = nil, priority: Priority? = nil, collapseID: String? = nil,
-        authorizationToken: String? = nil
+        authorizationToken: String? = nil, identifier: UInt32? = nil
     ) throws {
         guard deviceToken.count >= DeviceToken.standardByteCount else {
             throw LegacyAPNsError(
@@ -63,14 +66,14 @@ public struct ProviderRequest: Hashable, Sendable {
         self.init(
             validatedToken: deviceToken, payload: payload, topic: topic, pushType: pushType, apnsID: apnsID,
             expiration: expiration, priority: priority, collapseID: collapseID,
-            authorizationToken: authorizationToken)
+            authorizationToken: authorizationToken, identifier: identifier)
     }
 
     /// Creates a request from a token already known to have at least 32 bytes.
     package init(
         validatedToken deviceToken: DeviceToken, payload: Payload, topic: String?, pushType: PushType?,
         apnsID: APNsID?, expiration: Expiration?, priority: Priority?, collapseID: String?,
-        authorizationToken: String?
+        authorizationToken: String?, identifier: UInt32? = nil
     ) {
         self.deviceToken = deviceToken
         self.payload = payload
@@ -81,6 +84,7 @@ public struct ProviderRequest: Hashable, Sendable {
         self.priority = priority
         self.collapseID = collapseID
         self.authorizationToken = authorizationToken
+        self.identifier = identifier
     }
 
     /// `/3/device/<lowercase hex>`.

@@ -14,8 +14,22 @@
 /// naming the line, so a typo never sends something unintended. The parser works on bytes and
 /// builds no object graph: it is the fast path for million-line inputs.
 public struct NotificationLineParser: Sendable {
-    /// Creates a parser (it has no state).
-    public init() {}
+    /// Which fields a line may carry.
+    public enum Dialect: Hashable, Sendable {
+        /// The binary protocol's: token, payload, id, expiry, priority (10 or 5).
+        case binary
+        /// The HTTP/2 API's: those, plus `topic`, `pushType`, `collapseId` and `apnsId`, and
+        /// priority 1.
+        case http2
+    }
+
+    /// The fields this parser accepts.
+    public let dialect: Dialect
+
+    /// Creates a parser (it has no state beyond its dialect).
+    public init(dialect: Dialect = .binary) {
+        self.dialect = dialect
+    }
 
     /// Parses one line (without its newline). Returns nil for a blank line.
     ///
@@ -59,6 +73,14 @@ public struct NotificationLineParser: Sendable {
         public var expiration: Expiration?
         /// The line's `priority`, if any.
         public var priority: Priority?
+        /// HTTP/2: the line's `topic`, if any.
+        public var topic: String?
+        /// HTTP/2: the line's `pushType`, if any.
+        public var pushType: PushType?
+        /// HTTP/2: the line's `collapseId`, if any.
+        public var collapseID: String?
+        /// HTTP/2: the line's `apnsId`, if any.
+        public var apnsID: APNsID?
 
         init(fields: Fields, payload: UnsafeRawBufferPointer) {
             token = fields.token
@@ -67,14 +89,16 @@ public struct NotificationLineParser: Sendable {
             givenIdentifier = fields.givenIdentifier
             expiration = fields.expiration
             priority = fields.priority
+            topic = fields.extra?.topic
+            pushType = fields.extra?.pushType
+            collapseID = fields.extra?.collapseID
+            apnsID = fields.extra?.apnsID
         }
 
         /// Checks that `encoder` can put this notification in a frame of `format`.
         public func validate(encoder: FrameEncoder, format: FrameFormat) throws {
             if format != .itemized, token.count != DeviceToken.standardByteCount {
-                throw LegacyAPNsError(
-                    .invalidToken,
-                    "token has \(token.count) bytes, \(format.rawValue) frames need \(DeviceToken.standardByteCount)")
+                throw DeviceToken.wrongLength(token.count, format: format.rawValue)
             }
             let limit = Swift.min(encoder.maximumPayloadSize, Int(UInt16.max))
             if payload.count > limit {
@@ -94,6 +118,8 @@ public struct NotificationLineParser: Sendable {
         var givenIdentifier: UInt32?
         var expiration: Expiration?
         var priority: Priority?
+        /// The HTTP/2 fields, when the line has any.
+        var extra: HTTP2Fields?
 
         func notification(in line: UnsafeRawBufferPointer) -> PushNotification {
             let payload = decodedPayload ?? Array(UnsafeRawBufferPointer(rebasing: line[payloadRange]))
@@ -136,12 +162,26 @@ public struct NotificationLineParser: Sendable {
         }
     }
 
-    private enum Key: UInt8 {
+    /// The HTTP/2 dialect's extra fields.
+    struct HTTP2Fields {
+        var topic: String?
+        var pushType: PushType?
+        var collapseID: String?
+        var apnsID: APNsID?
+    }
+
+    private enum Key: UInt16 {
         case token = 1
         case payload = 2
         case id = 4
         case expiry = 8
         case priority = 16
+        case topic = 32
+        case pushType = 64
+        case collapseID = 128
+        case apnsID = 256
+
+        var isHTTP2Only: Bool { rawValue >= Key.topic.rawValue }
     }
 
     private func parseFields(_ bytes: UnsafeRawBufferPointer, lineNumber: Int) throws -> Fields? {
@@ -151,7 +191,8 @@ public struct NotificationLineParser: Sendable {
             throw LegacyAPNsError(
                 .malformedInput, "expected a JSON object, found \(JSONScanner.describe(bytes, at: index))")
         }
-        var seen: UInt8 = 0
+        var seen: UInt16 = 0
+        var extra: HTTP2Fields?
         var token: DeviceToken?
         var payload: (range: Range<Int>, decoded: [UInt8]?)?
         var identifier: UInt32?
@@ -172,7 +213,7 @@ public struct NotificationLineParser: Sendable {
                             : "unexpected end of JSON in an object")
                 }
                 let keyEnd = try JSONScanner.skipString(bytes, from: index)
-                let key = try Self.key(bytes, from: index, to: keyEnd)
+                let key = try Self.key(bytes, from: index, to: keyEnd, dialect: dialect)
                 if seen & key.rawValue != 0 {
                     throw LegacyAPNsError(.malformedInput, "key \"\(Self.name(of: key))\" appears twice")
                 }
@@ -184,7 +225,11 @@ public struct NotificationLineParser: Sendable {
                 }
                 let valueStart = JSONScanner.skipWhitespace(bytes, from: index + 1)
                 let valueEnd = try JSONScanner.skipValue(bytes, from: valueStart, depth: 1)
-                try read(key, bytes, valueStart, valueEnd, &token, &payload, &identifier, &expiration, &priority)
+                if key.isHTTP2Only {
+                    try readHTTP2(key, UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), into: &extra)
+                } else {
+                    try read(key, bytes, valueStart, valueEnd, &token, &payload, &identifier, &expiration, &priority)
+                }
                 index = JSONScanner.skipWhitespace(bytes, from: valueEnd)
                 guard index < bytes.count else {
                     throw JSONScanner.Failure(offset: index, message: "unexpected end of JSON in an object")
@@ -212,7 +257,7 @@ public struct NotificationLineParser: Sendable {
         return Fields(
             token: token, payloadRange: payload.range, decodedPayload: payload.decoded,
             identifier: identifier ?? UInt32(truncatingIfNeeded: lineNumber), givenIdentifier: identifier,
-            expiration: expiration, priority: priority
+            expiration: expiration, priority: priority, extra: extra
         )
     }
 
@@ -254,37 +299,69 @@ public struct NotificationLineParser: Sendable {
             }
         case .priority:
             if let value = try Self.unsigned(value, name: "priority", maximum: 255) {
-                priority = try Priority(validating: Int(value))
+                priority =
+                    dialect == .http2 ? try Priority(validatingHTTP2: Int(value)) : try Priority(validating: Int(value))
             }
+        case .topic, .pushType, .collapseID, .apnsID:
+            preconditionFailure("HTTP/2 fields are read by readHTTP2")
         }
+    }
+
+    /// `topic`, `pushType`, `collapseId` (strings) and `apnsId` (a UUID string); `null` is absent.
+    private func readHTTP2(_ key: Key, _ value: UnsafeRawBufferPointer, into extra: inout HTTP2Fields?) throws {
+        if value.elementsEqual("null".utf8) { return }
+        let name = Self.name(of: key)
+        guard value.first == UInt8(ascii: "\"") else { throw typeError(name, "a string") }
+        var decoded: [UInt8] = []
+        JSONScanner.decodeString(value, from: 0, to: value.count, into: &decoded)
+        let text = String(decoding: decoded, as: UTF8.self)
+        var fields = extra ?? HTTP2Fields()
+        switch key {
+        case .topic: fields.topic = text
+        case .pushType: fields.pushType = PushType(rawValue: text)
+        case .collapseID: fields.collapseID = text
+        case .apnsID:
+            guard let id = APNsID(text) else {
+                throw typeError(name, "a UUID such as 123e4567-e89b-12d3-a456-426614174000, not '\(text)'")
+            }
+            fields.apnsID = id
+        case .token, .payload, .id, .expiry, .priority:
+            preconditionFailure("not an HTTP/2 field")
+        }
+        extra = fields
     }
 
     private func typeError(_ key: String, _ expected: String) -> LegacyAPNsError {
         LegacyAPNsError(.malformedInput, "\"\(key)\" must be \(expected)")
     }
 
-    private static func key(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) throws -> Key {
+    private static func key(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int, dialect: Dialect) throws
+        -> Key
+    {
         let name = UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<(end - 1)])
-        // The five keys have five different lengths.
-        let candidate: Key? =
+        // The binary keys have five different lengths; the HTTP/2 ones share some of them.
+        let candidates: (Key, Key?)? =
             switch name.count {
-            case 5: .token
-            case 7: .payload
-            case 2: .id
-            case 6: .expiry
-            case 8: .priority
+            case 5: (.token, .topic)
+            case 7: (.payload, nil)
+            case 2: (.id, nil)
+            case 6: (.expiry, .apnsID)
+            case 8: (.priority, .pushType)
+            case 10: (.collapseID, nil)
             default: nil
             }
-        if let candidate {
-            let expected = Self.name(of: candidate)
-            if expected.utf8.elementsEqual(name) { return candidate }
+        if let (first, second) = candidates {
+            if dialect == .http2 || !first.isHTTP2Only, Self.name(of: first).utf8.elementsEqual(name) { return first }
+            if let second, dialect == .http2, Self.name(of: second).utf8.elementsEqual(name) { return second }
         }
         var decoded: [UInt8] = []
         JSONScanner.decodeString(bytes, from: start, to: end, into: &decoded)
+        let expected =
+            dialect == .http2
+            ? "token, payload, id, expiry, priority, topic, pushType, collapseId, apnsId"
+            : "token, payload, id, expiry, priority"
         throw LegacyAPNsError(
-            .malformedInput,
-            "unknown key \"\(String(decoding: decoded, as: UTF8.self))\" (expected token, payload, id, expiry, priority)"
-        )
+            .malformedInput, "unknown key \"\(String(decoding: decoded, as: UTF8.self))\" (expected \(expected))")
     }
 
     private static func name(of key: Key) -> String {
@@ -294,6 +371,10 @@ public struct NotificationLineParser: Sendable {
         case .id: "id"
         case .expiry: "expiry"
         case .priority: "priority"
+        case .topic: "topic"
+        case .pushType: "pushType"
+        case .collapseID: "collapseId"
+        case .apnsID: "apnsId"
         }
     }
 

@@ -1,10 +1,21 @@
 /// A JSON value for custom payload keys, with objects that keep their key order.
+///
+/// Write values as literals (`nil`, `true`, `42`, `1.5`, `"text \(name)"`, `[1, 2]`,
+/// `["key": "value"]`), with the cases, or from any `Encodable` with ``init(encoding:)``.
 public indirect enum JSONValue: Hashable, Sendable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A whole number, written without a fraction.
     case integer(Int)
+    /// A number with a fraction; whole values below 10^18 are written without one. Infinity and
+    /// NaN cannot be written (the payload is refused).
     case double(Double)
+    /// A string: the text as it is (escaped for JSON when written). Not raw JSON: `.string("{}")`
+    /// is the string `"{}"`, not an object.
     case string(String)
+    /// An array, in order.
     case array([JSONValue])
     /// An object; members are written in this order. Duplicate keys are rejected when written.
     case object([JSONMember])
@@ -25,7 +36,7 @@ public struct JSONMember: Hashable, Sendable {
 }
 
 extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringInterpolation, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
     /// `nil` is JSON `null`.
@@ -36,7 +47,7 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     public init(integerLiteral value: Int) { self = .integer(value) }
     /// A JSON number with a fraction.
     public init(floatLiteral value: Double) { self = .double(value) }
-    /// A JSON string.
+    /// A JSON string (also `"an \(interpolated) string"`).
     public init(stringLiteral value: String) { self = .string(value) }
     /// A JSON array.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }

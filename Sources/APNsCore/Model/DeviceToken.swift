@@ -29,11 +29,10 @@ public struct DeviceToken: Hashable, Sendable {
     ///   than ``maximumByteCount``.
     public init(bytes: some Collection<UInt8>) throws {
         let count = bytes.count
-        guard count > 0 else { throw LegacyAPNsError(.invalidToken, "token is empty") }
-        guard count <= Self.maximumByteCount else {
-            throw LegacyAPNsError(
-                .invalidToken, "token has \(count) bytes, at most \(Self.maximumByteCount) are allowed")
+        guard count > 0 else {
+            throw LegacyAPNsError(.invalidToken, "token is empty, expected \(Self.standardByteCount) bytes")
         }
+        guard count <= Self.maximumByteCount else { throw Self.tooLong(count) }
         if count <= 32 {
             var vector = SIMD32<UInt8>()
             var index = 0
@@ -119,15 +118,39 @@ public struct DeviceToken: Hashable, Sendable {
                 count += 1
             }
         }
-        if haveHigh {
-            throw LegacyAPNsError(.invalidToken, "token has an odd number of hex digits (\(count * 2 + 1))")
-        }
-        guard count > 0 else { throw LegacyAPNsError(.invalidToken, "token is empty") }
-        guard count <= Self.maximumByteCount else {
+        if haveHigh { throw Self.oddDigitCount(count * 2 + 1) }
+        guard count > 0 else {
             throw LegacyAPNsError(
-                .invalidToken, "token has \(count) bytes, at most \(Self.maximumByteCount) are allowed")
+                .invalidToken,
+                "token is empty, expected \(Self.standardByteCount * 2) hex digits (\(Self.standardByteCount) bytes)")
         }
+        guard count <= Self.maximumByteCount else { throw Self.tooLong(count) }
         storage = count <= 32 ? .compact(vector, count: UInt8(count)) : .extended(extended)
+    }
+
+    /// "token has 63 hex digits, expected 64 (32 bytes)".
+    private static func oddDigitCount(_ digits: Int) -> LegacyAPNsError {
+        let expected = "expected \(standardByteCount * 2) (\(standardByteCount) bytes)"
+        let longer =
+            digits > standardByteCount * 2 ? ", or an even number up to \(maximumByteCount * 2) for item frames" : ""
+        return LegacyAPNsError(.invalidToken, "token has \(digits) hex digits, \(expected)\(longer)")
+    }
+
+    /// "token has 101 bytes, expected 32 (at most 100 in item frames)".
+    private static func tooLong(_ count: Int) -> LegacyAPNsError {
+        LegacyAPNsError(
+            .invalidToken,
+            "token has \(count) bytes, expected \(standardByteCount) (at most \(maximumByteCount) in item frames)")
+    }
+
+    /// "token has 31 bytes, expected 32 (64 hex digits) in enhanced frames": the error for a token
+    /// whose length the frame format cannot carry (commands 0 and 1 carry exactly 32 bytes).
+    @usableFromInline
+    package static func wrongLength(_ count: Int, format: String) -> LegacyAPNsError {
+        LegacyAPNsError(
+            .invalidToken,
+            "token has \(count) byte\(count == 1 ? "" : "s"), expected \(standardByteCount) (\(standardByteCount * 2) hex digits) "
+                + "in \(format) frames")
     }
 
     @inline(__always)

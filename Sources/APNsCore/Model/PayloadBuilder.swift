@@ -16,11 +16,21 @@
 /// ```
 public struct PayloadBuilder: Hashable, Sendable {
     /// The `alert` of `aps`: a plain string, or a dictionary of localisable parts.
-    public enum Alert: Hashable, Sendable, ExpressibleByStringLiteral {
+    ///
+    /// A string literal, interpolated or not, is a ``text(_:)`` alert, so
+    /// `PayloadBuilder(alert: "Message \(i)")` writes `"alert":"Message 7"`. Build the other form
+    /// with ``dictionary(_:)``:
+    ///
+    /// ```swift
+    /// PayloadBuilder(alert: .dictionary(.init(title: "Game request", body: "Bob wants to play")))
+    /// ```
+    public enum Alert: Hashable, Sendable, ExpressibleByStringInterpolation {
+        /// `"alert":"<text>"`: the text shown, as it is (the string is escaped for JSON).
         case text(String)
+        /// `"alert":{...}`: title, body, localisation keys (``AlertDictionary``).
         case dictionary(AlertDictionary)
 
-        /// A plain text alert.
+        /// A plain text alert: ``text(_:)``.
         public init(stringLiteral value: String) { self = .text(value) }
     }
 
@@ -114,13 +124,33 @@ public struct PayloadBuilder: Hashable, Sendable {
         self.customKeys = customKeys
     }
 
-    /// Adds a top-level key after the ones already added.
+    /// Adds a top-level key after the ones already added (or replaces the value of one added
+    /// before, keeping its place).
+    ///
+    /// ```swift
+    /// builder.setCustomKey("conversation", to: ["id": 42, "unread": true, "from": "Bob \(surname)"])
+    /// ```
     public mutating func setCustomKey(_ key: String, to value: JSONValue) {
         if let index = customKeys.firstIndex(where: { $0.key == key }) {
             customKeys[index].value = value
         } else {
             customKeys.append(JSONMember(key, value))
         }
+    }
+
+    /// Adds a top-level key whose value is any `Encodable`, encoded with ``JSONValueEncoder``
+    /// (keys in the order the type encodes them, `nil` optionals left out).
+    ///
+    /// ```swift
+    /// struct Message: Encodable { var id: Int; var sender: String; var tags: [String] }
+    /// try builder.setCustomKey("message", encoding: Message(id: 7, sender: "bob", tags: ["new"]))
+    /// // ..."message":{"id":7,"sender":"bob","tags":["new"]}
+    /// ```
+    ///
+    /// - Throws: ``LegacyAPNsError/Code-swift.struct/invalidPayload`` when the value cannot be
+    ///   written as JSON (a non-finite number, an integer outside `Int`, a key encoded twice).
+    public mutating func setCustomKey(_ key: String, encoding value: some Encodable) throws {
+        setCustomKey(key, to: try JSONValue(encoding: value))
     }
 
     /// Serialises the payload.

@@ -4,7 +4,7 @@
 /// zero in an enhanced frame (command 1). The simple format (command 0) carries only the token and
 /// the payload.
 ///
-/// When a ``PushClient`` sends notifications it puts identifiers of its own on the wire, so that
+/// When a `PushClient` (LegacyAPNs) sends notifications it puts identifiers of its own on the wire, so that
 /// resend bookkeeping never depends on the caller's numbering; ``identifier`` is kept and reported
 /// back in the ``SendReport``.
 public struct PushNotification: Hashable, Sendable {

@@ -8,7 +8,7 @@
 ///        +------+----------------+------------+----------------------+------------------------+
 /// ```
 /// A gateway processes frames in order, so the error response naming the barrier proves that
-/// every frame written before it on the connection was accepted: that is how ``PushClient``
+/// every frame written before it on the connection was accepted: that is how `PushClient`
 /// confirms a send instead of assuming success from silence (``DeliveryStateMachine``). Legacy
 /// senders never write a frame without token *and* payload, so a gateway can tell a barrier from
 /// a broken notification (``FrameDecodingError/isConfirmationBarrier``).

@@ -62,9 +62,7 @@ public struct FrameEncoder: Hashable, Sendable {
         guard gatewayStatus(for: notification, format: format) != nil else { return }
         let token = notification.token.count
         if format != .itemized, token != DeviceToken.standardByteCount {
-            throw LegacyAPNsError(
-                .invalidToken,
-                "token has \(token) bytes, \(format.rawValue) frames need \(DeviceToken.standardByteCount)")
+            throw DeviceToken.wrongLength(token, format: format.rawValue)
         }
         let payload = notification.payload.bytes.count
         if payload == 0 {
@@ -84,7 +82,7 @@ public struct FrameEncoder: Hashable, Sendable {
     }
 
     /// Appends `notification` as one frame of `format` carrying `identifier` instead of the
-    /// notification's own (what ``PushClient`` does: it numbers frames itself).
+    /// notification's own (what `PushClient` does: it numbers frames itself).
     @inlinable
     public func encode(
         _ notification: PushNotification, as format: FrameFormat, identifier: UInt32, into writer: inout ByteWriter

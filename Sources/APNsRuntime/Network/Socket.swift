@@ -93,6 +93,25 @@ package final class Socket {
         return poll(events: wanted, timeout: timeout) != 0
     }
 
+    /// Waits like ``wait(for:timeout:)``, and also returns (true) when `wake` is signalled.
+    package func wait(for events: Readiness, timeout: Double, wake: WakeSignal) -> Bool {
+        var wanted: Int16 = 0
+        if events.contains(.readable) { wanted |= Int16(POLLIN) }
+        if events.contains(.writable) { wanted |= Int16(POLLOUT) }
+        var descriptors = [
+            pollfd(fd: descriptor, events: wanted, revents: 0),
+            pollfd(fd: wake.readDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        let milliseconds =
+            timeout.isInfinite ? -1 : Int32(Swift.max(0, Swift.min(timeout * 1000, 86_400_000)).rounded(.up))
+        while true {
+            let result = Glibc.poll(&descriptors, 2, milliseconds)
+            if result < 0, errno == EINTR { continue }
+            if descriptors[1].revents != 0 { wake.clear() }
+            return result > 0
+        }
+    }
+
     /// Reads and throws away raw bytes until the peer closes or `timeout` seconds pass (after a
     /// TLS shutdown, so that closing does not reset the connection under unread data).
     package func drain(for timeout: Double) {

@@ -17,6 +17,8 @@ package final class TLSContext: @unchecked Sendable {
     package private(set) var applicationProtocols: [String] = []
     /// The server's list in wire form, read by the ALPN select callback.
     private var serverProtocols: ApplicationProtocolList?
+    /// Kept alive for the verify callback, which finds it through the context's ex_data.
+    private var pins: PinnedCertificates?
 
     private init(pointer: OpaquePointer, identity: ClientIdentity?) {
         self.pointer = pointer
@@ -32,6 +34,9 @@ package final class TLSContext: @unchecked Sendable {
         /// Ask for one and verify it against the trusted CAs if sent, but serve clients without one
         /// (the HTTP/2 API: no certificate means token authentication).
         case optional
+        /// Require one that chains to the trusted CAs **or** whose SHA-256 fingerprint is one of
+        /// these (pinned certificates pass even when expired: the bridge's old senders).
+        case requiredOrPinned(Set<[UInt8]>)
     }
 
     /// A client context: verifies the server against `configuration.trust`, and offers
@@ -81,6 +86,12 @@ package final class TLSContext: @unchecked Sendable {
         switch clientCertificates {
         case .required: SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
         case .optional: SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER, nil)
+        case .requiredOrPinned(let fingerprints):
+            let pins = PinnedCertificates(fingerprints)
+            context.pins = pins
+            _ = SSL_CTX_set_ex_data(context.pointer, 0, Unmanaged.passUnretained(pins).toOpaque())
+            SSL_CTX_set_verify(
+                context.pointer, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, PinnedCertificates.verify)
         }
         if !applicationProtocols.isEmpty {
             let list = try ApplicationProtocolList(applicationProtocols)
@@ -89,7 +100,8 @@ package final class TLSContext: @unchecked Sendable {
             SSL_CTX_set_alpn_select_cb(
                 context.pointer, selectApplicationProtocol, Unmanaged.passUnretained(list).toOpaque())
         }
-        try addTrusted(clientTrust, to: context)
+        // Pinned certificates alone need no CA (they are accepted by fingerprint).
+        if !(clientTrust.isEmpty && context.pins != nil) { try addTrusted(clientTrust, to: context) }
         for certificate in clientTrust { _ = SSL_CTX_add_client_CA(context.pointer, certificate.pointer) }
         let sessionContext: [UInt8] = Array("legacy-apns-simulator".utf8)
         _ = SSL_CTX_set_session_id_context(context.pointer, sessionContext, UInt32(sessionContext.count))

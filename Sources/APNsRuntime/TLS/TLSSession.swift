@@ -258,6 +258,11 @@ package final class TLSSession: Transport {
         socket.wait(for: events, timeout: timeout)
     }
 
+    /// Waits for the socket or for `wake` (another thread has something for this one).
+    package func wait(for events: Readiness, timeout: Double, wake: WakeSignal) -> Bool {
+        socket.wait(for: events, timeout: timeout, wake: wake)
+    }
+
     /// Sends close_notify (best effort, never blocks) and closes the socket.
     package func close() {
         ERR_clear_error()

@@ -4,7 +4,7 @@ import APNsCredentials
 /// Misbehaviour for ``ProviderSimulator`` to inject, so an HTTP/2 sender can be tested against
 /// everything APNs may do.
 ///
-/// Faults apply only to requests that passed Apple's validation (``ProviderRequestValidator``),
+/// Faults apply only to requests that passed Apple's validation (APNsCore's `ProviderRequestValidator`),
 /// in this order; the first that applies decides:
 ///
 /// | # | fault | effect |

@@ -14,10 +14,10 @@ import Synchronization
 ///   GOAWAY `{"reason":"BadCertificateEnvironment"}` on its first request (a universal
 ///   certificate suits both; one without environment markers gets 403 BadCertificate).
 /// - **Token authentication** when it presents none: every request needs a provider token of one
-///   of ``Configuration/authKeys`` (the rules: ``ProviderTokenAuthority``), the stream limit is 1
+///   of ``Configuration/authKeys`` (the rules below), the stream limit is 1
 ///   until the first valid token and ``Configuration/maximumConcurrentStreams`` after it, topics
 ///   are limited by ``Configuration/teamTopics`` when the team has an entry.
-/// - Apple's request rules in a documented order (``ProviderRequestValidator``), every status
+/// - Apple's request rules in a documented order (APNsCore's `ProviderRequestValidator`), every status
 ///   and reason of Apple's table reachable (by validation, or on demand through
 ///   ``ProviderFaults``), `apns-id` echoed or made up, `apns-unique-id` in development.
 /// - Streams over the limit: nghttp2 refuses them with RST_STREAM REFUSED_STREAM while the client
@@ -29,6 +29,22 @@ import Synchronization
 ///   ``statistics``; typed ``ProviderSimulatorEvent``s to ``Configuration/events``.
 /// - Hostile clients (stream floods, oversized headers, never reading, trickling) are cut off
 ///   within ``Limits``, on their own thread, with bounded memory; everyone else is served.
+///
+/// **Token rules**, checked in this order on every request of a token connection (the same token
+/// again costs a byte comparison; a signature is verified once per token per connection):
+///
+/// | check | answer |
+/// |---|---|
+/// | no `authorization`, or `bearer` without a token | 403 MissingProviderToken |
+/// | not a well-formed ES256 provider token, a `kid` of no configured key, an `iss` not the key's team, a bad signature | 403 InvalidProviderToken |
+/// | another key than the connection's first valid token | 403 UnrelatedKeyIdInToken |
+/// | a key limited to the other environment (``AuthKey/environment``) | 403 BadEnvironmentKeyIdInToken |
+/// | `iat` more than an hour before the ``Configuration/clock`` | 403 ExpiredProviderToken |
+/// | `iat` more than a minute after it (a sender clock ahead) | 403 InvalidProviderToken |
+/// | a new valid token less than 20 minutes after the connection's current one was accepted | 429 TooManyProviderTokenUpdates (the current token stays in force) |
+///
+/// Topics with token auth: those of ``Configuration/teamTopics`` for the token's team (each bundle
+/// id with its push-type suffixes), or any topic when the team has no entry.
 ///
 /// ```swift
 /// var configuration = ProviderSimulator.Configuration(identity: serverIdentity, clientTrust: [ca])

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// Prepares a connection slot's next TLS connection on a helper thread while the current one
 /// works, so that reconnecting after an error response does not stall the slot for a handshake.

@@ -3,12 +3,25 @@ internal import APNsRuntime
 /// Parses a command line against a ``CommandSpec``.
 ///
 /// Accepts `--name value` and `--name=value`, `--` to end options, `-` as a positional (stdin),
-/// and `-h`/`--help` anywhere before `--`.
+/// and `-h`/`--help` and `--version` anywhere before `--`.
+///
+/// A name it does not know gets a suggestion where one is close: a near spelling
+/// (`--tokn`), another case (`--INPUT`), one dash instead of two (`-input`), or the name another
+/// subcommand uses for the same thing (`feedback --gateway`: `--feedback`).
 enum ArgumentParser {
     enum Outcome {
         case run(CommandSpec, ParsedArguments)
         case help(CommandSpec, path: String)
+        case version
     }
+
+    /// Names people carry over from a sibling subcommand, and what this subcommand calls the same
+    /// thing: `[subcommand: [typed: meant]]`.
+    static let aliases: [String: [String: String]] = [
+        "feedback": ["gateway": "feedback", "feedback-port": "feedback", "port": "feedback"],
+        "send": ["feedback": "gateway", "port": "gateway", "host": "gateway"],
+        "serve": ["gateway": "port", "gateway-port": "port", "feedback": "feedback-port"],
+    ]
 
     static func parse(_ arguments: [String], command root: CommandSpec) throws -> Outcome {
         var command = root
@@ -19,13 +32,13 @@ enum ArgumentParser {
             guard index < arguments.count else { return .help(command, path: path) }
             let word = arguments[index]
             if word == "-h" || word == "--help" { return .help(command, path: path) }
+            if word == "--version" { return .version }
             guard let sub = command.subcommands.first(where: { $0.name == word }) else {
                 if word.hasPrefix("-") {
-                    throw CLIError.usage("unknown option '\(word)' for '\(path)'")
+                    throw CLIError.usage(
+                        "unknown option '\(word)' for '\(path)' (give a subcommand first: '\(path) help')")
                 }
-                throw CLIError.usage(
-                    "unknown subcommand '\(word)' for '\(path)'\(suggestion(for: word, among: command.subcommands.map(\.name), prefix: ""))"
-                )
+                throw unknownSubcommand(word, of: command, path: path)
             }
             command = sub
             path += " " + sub.name
@@ -53,8 +66,14 @@ enum ArgumentParser {
                 continue
             }
             if word == "-h" || word == "--help" { return .help(command, path: path) }
+            if word == "--version" { return .version }
             guard word.hasPrefix("--") else {
-                throw CLIError.usage("unknown option '\(word)' for '\(path)' (options are spelled --name)")
+                let name = String(word.dropFirst().prefix { $0 != "=" })
+                let hint =
+                    command.options.contains { $0.name == name }
+                    ? " (did you mean '--\(name)'? options are spelled with two dashes)"
+                    : " (options are spelled --name)"
+                throw CLIError.usage("unknown option '\(word)' for '\(path)'\(hint)")
             }
             var name = String(word.dropFirst(2))
             var inlineValue: String? = nil
@@ -63,9 +82,7 @@ enum ArgumentParser {
                 name = String(name[..<equals])
             }
             guard let option = command.options.first(where: { $0.name == name }) else {
-                throw CLIError.usage(
-                    "unknown option '--\(name)' for '\(path)'\(suggestion(for: name, among: command.options.map(\.name), prefix: "--"))"
-                )
+                throw unknownOption(name, of: command, path: path, root: root)
             }
             if !option.takesValue {
                 if inlineValue != nil { throw CLIError.usage("--\(name) is a flag and takes no value") }
@@ -101,10 +118,47 @@ enum ArgumentParser {
         return .run(command, parsed)
     }
 
-    /// " (did you mean '--token'?)" when a known name is close to what was typed.
+    /// "unknown subcommand 'sned' for 'legacy-push' (did you mean 'send'?)".
+    static func unknownSubcommand(_ word: String, of command: CommandSpec, path: String) -> CLIError {
+        CLIError.usage(
+            "unknown subcommand '\(word)' for '\(path)'"
+                + suggestion(for: word, among: command.subcommands.map(\.name), prefix: ""))
+    }
+
+    /// "unknown option '--gateway' for 'legacy-push feedback' (did you mean '--feedback'? ...)":
+    /// a near spelling first, then this subcommand's name for an option of a sibling, then which
+    /// other subcommand has the option.
+    static func unknownOption(_ name: String, of command: CommandSpec, path: String, root: CommandSpec) -> CLIError {
+        let names = command.options.map(\.name)
+        var hint = suggestion(for: name, among: names, prefix: "--")
+        let owners = commands(having: name, in: root, path: root.name).filter { $0 != path }
+        if hint.isEmpty, let meant = aliases[command.name]?[name.lowercased()], names.contains(meant) {
+            let elsewhere = owners.first.map { " --\(name) is an option of '\($0)'" } ?? ""
+            hint = " (did you mean '--\(meant)'?\(elsewhere))"
+        } else if hint.isEmpty, let owner = owners.first {
+            hint = " (--\(name) is an option of '\(owner)'; see '\(path) --help')"
+        }
+        return CLIError.usage("unknown option '--\(name)' for '\(path)'\(hint)")
+    }
+
+    /// The paths of the commands under `command` that have an option called `name`.
+    static func commands(having name: String, in command: CommandSpec, path: String) -> [String] {
+        var found = command.options.contains { $0.name == name } ? [path] : []
+        for sub in command.subcommands {
+            found += commands(having: name, in: sub, path: path + " " + sub.name)
+        }
+        return found
+    }
+
+    /// " (did you mean '--token'?)" when a known name is close to what was typed: the same name in
+    /// another case, or a near spelling.
     static func suggestion(for word: String, among names: [String], prefix: String) -> String {
-        let allowed = word.count <= 3 ? 1 : word.count < 9 ? 2 : 3
-        let scored = names.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= allowed }
+        if let sameLetters = names.first(where: { $0.lowercased() == word.lowercased() }), sameLetters != word {
+            return " (did you mean '\(prefix)\(sameLetters)'? names are lowercase)"
+        }
+        let typed = word.lowercased()
+        let allowed = typed.count <= 3 ? 1 : typed.count < 9 ? 2 : 3
+        let scored = names.map { ($0, editDistance(typed, $0)) }.filter { $0.1 <= allowed }
         guard let best = scored.min(by: { $0.1 < $1.1 }) else { return "" }
         return " (did you mean '\(prefix)\(best.0)'?)"
     }

@@ -1,47 +1,172 @@
 internal import APNsRuntime
+import LegacyAPNs
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// The test certificates in the repository's `Fixtures/certs` (a throwaway CA, a gateway
-/// certificate for 127.0.0.1/localhost, provider certificates), which `demo` and `serve` use when
-/// no certificates are given, so both work on a fresh checkout without an Apple account.
+/// The test certificates (a throwaway CA, a gateway certificate for 127.0.0.1/localhost, provider
+/// certificates) that `demo` and `serve` use when no certificates are given, so both work without
+/// an Apple account, on a fresh checkout or with the binary copied anywhere.
 ///
-/// They are looked up in `./Fixtures/certs`, then next to the executable's package
-/// (`<package>/.build/<config>/legacy-push`), then in `$LEGACY_PUSH_FIXTURES`.
+/// Looked up, first match wins:
+/// 1. `$LEGACY_PUSH_FIXTURES`: a folder holding `ca.pem`, `chain.pem`, `server.pem`,
+///    `server.key`, `universal-legacy.p12` (an error when it is set but lacks them);
+/// 2. next to the executable: `Fixtures/certs` in its folder or one of the five above it (so
+///    `<checkout>/.build/debug/legacy-push` finds `<checkout>/Fixtures/certs`);
+/// 3. the current checkout: `Fixtures/certs` in the current directory or one above it;
+/// 4. else a throwaway set is generated with OpenSSL into a new private temporary folder
+///    (``ThrowawayCertificates``), with the same file names and passphrase.
 enum BundledCertificates {
     static let passphrase = "secret"
+    /// The environment variable that names the folder.
+    static let environmentVariable = "LEGACY_PUSH_FIXTURES"
+    /// What `--help` says about it.
+    static let environmentHelp =
+        "A folder of test certificates for demo and serve (ca.pem, chain.pem, server.pem, server.key, "
+        + "universal-legacy.p12; passphrase 'secret'). Default: Fixtures/certs next to the binary or in the "
+        + "current checkout, else a throwaway set generated into a temporary folder."
+    /// The files a folder must have.
+    static let requiredFiles = ["ca.pem", "chain.pem", "server.pem", "server.key", "universal-legacy.p12"]
 
-    /// The folder, or nil when none of the places has it.
-    static var directory: String? {
-        var candidates: [String] = []
-        if let variable = getenv("LEGACY_PUSH_FIXTURES") { candidates.append(String(cString: variable)) }
-        candidates.append("Fixtures/certs")
-        if let executable = executablePath() {
-            var parts = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast()
-            for _ in 0..<5 where !parts.isEmpty {
-                candidates.append(parts.joined(separator: "/") + "/Fixtures/certs")
-                parts = parts.dropLast()
+    /// Where the certificates were found.
+    struct Location: Hashable, Sendable {
+        enum Source: Hashable, Sendable {
+            case environment, nextToExecutable, currentCheckout, generated
+        }
+
+        var path: String
+        var source: Source
+    }
+
+    /// A folder generated earlier by this process (generated once, reused by later calls).
+    private static let generated = Mutex<String?>(nil)
+
+    /// The folder, found or generated.
+    ///
+    /// - Throws: ``CLIError`` when `$LEGACY_PUSH_FIXTURES` names a folder without the files, or
+    ///   when nothing was found and generating failed.
+    static func locate(
+        environment: String? = getenv(environmentVariable).map { String(cString: $0) },
+        executable: String? = executablePath(), currentDirectory: String? = currentDirectoryPath(),
+        for command: String
+    ) throws -> Location {
+        if let environment, !environment.isEmpty {
+            guard hasFiles(environment) else {
+                throw CLIError.usage(
+                    "\(environmentVariable)='\(environment)' is not a folder of test certificates (it needs "
+                        + "\(requiredFiles.joined(separator: ", ")))")
             }
+            return Location(path: environment, source: .environment)
         }
-        return candidates.first { access($0 + "/ca.pem", R_OK) == 0 && access($0 + "/server.pem", R_OK) == 0 }
+        if let found = executable.flatMap({ search(from: directory(of: $0), levels: 6) }) {
+            return Location(path: found, source: .nextToExecutable)
+        }
+        if let found = currentDirectory.flatMap({ search(from: $0, levels: 6) }) {
+            return Location(path: found, source: .currentCheckout)
+        }
+        return Location(path: try generate(for: command), source: .generated)
     }
 
-    /// The folder, or a usage error explaining how to get one.
+    /// The folder's path (for callers that only need the path).
     static func require(for command: String) throws -> String {
-        guard let directory else {
-            throw CLIError.usage(
-                "\(command) needs certificates: give --cert, --key and --ca-file, or run it from a LegacyAPNs "
-                    + "checkout (which has Fixtures/certs)")
-        }
-        return directory
+        try locate(for: command).path
     }
 
-    private static func executablePath() -> String? {
+    /// A line that says where the certificates came from, for the command's log.
+    static func describe(_ location: Location) -> String {
+        switch location.source {
+        case .generated:
+            "generated throwaway test certificates in \(location.path) (no Fixtures/certs found; "
+                + "\(environmentVariable) names another folder)"
+        case .environment: "using the test certificates in \(location.path) (from \(environmentVariable))"
+        case .nextToExecutable, .currentCheckout: "using the test certificates in \(location.path)"
+        }
+    }
+
+    /// Removes a folder this process generated (the demo cleans up after itself).
+    static func removeGenerated() {
+        guard
+            let path = generated.withLock({ path -> String? in
+                defer { path = nil }
+                return path
+            })
+        else { return }
+        for file in requiredFiles + ["universal-modern.p12", "passphrase.txt"] { unlink(path + "/" + file) }
+        rmdir(path)
+    }
+
+    /// `Fixtures/certs` in `start` or up to `levels - 1` folders above it.
+    static func search(from start: String, levels: Int) -> String? {
+        var parts = start.split(separator: "/", omittingEmptySubsequences: false)
+        for _ in 0..<levels where !parts.isEmpty {
+            let base = parts.joined(separator: "/")
+            let candidate = (base.isEmpty ? "" : base) + "/Fixtures/certs"
+            if hasFiles(candidate) { return candidate }
+            parts.removeLast()
+        }
+        return nil
+    }
+
+    static func hasFiles(_ folder: String) -> Bool {
+        requiredFiles.allSatisfy { access(folder + "/" + $0, R_OK) == 0 }
+    }
+
+    /// Generates a throwaway set into a new private temporary folder (once per process).
+    static func generate(for command: String) throws -> String {
+        try generated.withLock { existing in
+            if let existing { return existing }
+            let set: ThrowawayCertificates
+            do {
+                set = try ThrowawayCertificates.generate(now: Int64(time(nil)))
+            } catch let error as LegacyAPNsError {
+                throw CLIError.usage(
+                    "\(command) found no test certificates (\(environmentVariable), Fixtures/certs next to the binary "
+                        + "or in the current directory) and could not generate throwaway ones: \(error.reason)")
+            }
+            var template = Array("\(Files.temporaryDirectory)/legacy-push-certs-XXXXXX".utf8CString)
+            guard let created = mkdtemp(&template) else {
+                throw CLIError.usage(
+                    "cannot create a temporary folder for test certificates: \(Files.errnoDescription())")
+            }
+            let folder = String(cString: created)
+            let ca = Array(set.certificateAuthority.pemRepresentation.utf8)
+            let files: [(String, [UInt8], Bool)] = [
+                ("ca.pem", ca, false), ("chain.pem", ca, false),
+                ("server.pem", Array(set.server.certificate.pemRepresentation.utf8), false),
+                ("server.key", Array(set.server.privateKey.pemRepresentation.utf8), true),
+                (
+                    "universal-legacy.p12",
+                    try set.client.pkcs12Representation(passphrase: passphrase, encryption: .legacy), true
+                ),
+                ("universal-modern.p12", try set.client.pkcs12Representation(passphrase: passphrase), true),
+                ("passphrase.txt", Array((passphrase + "\n").utf8), false),
+            ]
+            for (name, bytes, secret) in files {
+                try OutputFile.write(bytes, to: folder + "/" + name, holdsPrivateKey: secret, overwrite: false)
+            }
+            existing = folder
+            return folder
+        }
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return String(path[..<slash])
+    }
+
+    static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func currentDirectoryPath() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

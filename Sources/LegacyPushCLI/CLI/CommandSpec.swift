@@ -15,6 +15,8 @@ struct CommandSpec: Sendable {
     var run: (@Sendable (ParsedArguments, Console) async throws -> ExitStatus)?
     /// Lines shown under EXAMPLES.
     var examples: [String] = []
+    /// Environment variables the command reads, with what they do (shown under ENVIRONMENT).
+    var environment: [(String, String)] = []
     /// Other commands under the same name, chosen by a flag (`serve --http2`): when the flag is on
     /// the command line, the variant's table parses it (and renders its help).
     var variants: [CommandVariant] = []
@@ -82,7 +84,7 @@ struct OptionSpec: Sendable {
     }
 }
 
-/// How a command ended, as the process exit status of `cli-contract.md`.
+/// How a command ended, as the process exit status of `docs/cli-contract.md`.
 struct ExitStatus: Hashable, Sendable {
     var code: Int32
 

@@ -29,11 +29,19 @@ enum NotificationOptions {
     /// `--expiry`.
     static let expiry = Option<UInt32>.integer(
         "expiry", "unix-seconds", help: "Expiry in UNIX seconds; 0 means do not store.", range: 0...UInt32.max)
-    /// `--priority`.
-    static let priority = Option<Priority>("priority", "10|5", help: "Priority (written in item frames).") { text in
-        let value = try ParsedArguments.parseInteger(text, option: "--priority", as: Int.self, in: nil)
+    /// `--priority`: 10 or 5 for the binary protocol (written in item frames), also 1 for HTTP/2;
+    /// each command judges the value with ``priority(_:http2:)``.
+    static let priority = Option<Int>(
+        "priority", "10|5|1", help: "Priority: 10 or 5 (binary item frames; HTTP/2 also takes 1)."
+    ) { text in
+        try ParsedArguments.parseInteger(text, option: "--priority", as: Int.self, in: nil)
+    }
+
+    /// The `--priority` given, judged for the binary protocol or (`http2`) the HTTP/2 API.
+    static func priority(_ arguments: ParsedArguments, http2: Bool) throws -> Priority? {
+        guard let value = try arguments.value(priority) else { return nil }
         do {
-            return try Priority(validating: value)
+            return http2 ? try Priority(validatingHTTP2: value) : try Priority(validating: value)
         } catch let error as LegacyAPNsError {
             throw CLIError.usage(error.reason)
         }

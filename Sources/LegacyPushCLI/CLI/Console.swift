@@ -21,6 +21,8 @@ final class Console: Sendable {
         var err: [UInt8] = []
         /// The `errno` of the first failed write to stdout.
         var outputFailure: Int32?
+        /// Whether the command already reported that failure in its own words.
+        var outputFailureReported = false
     }
 
     private let sink: Sink
@@ -45,6 +47,14 @@ final class Console: Sendable {
             stdoutIsTerminal = false
             stdinIsTerminal = false
         }
+    }
+
+    /// A memory console that claims terminals, for tests of what commands do on a terminal.
+    init(memoryWithTerminals stdin: Bool, stdout: Bool, stderr: Bool) {
+        sink = .memory
+        stdinIsTerminal = stdin
+        stdoutIsTerminal = stdout
+        stderrIsTerminal = stderr
     }
 
     /// Writes a line to stdout.
@@ -102,6 +112,13 @@ final class Console: Sendable {
     var outputFailure: String? {
         flush()
         return state.withLock { $0.outputFailure.map { errnoText($0) } }
+    }
+
+    /// Whether a command has reported the stdout failure itself (``LegacyPush`` then adds no line
+    /// of its own, but still never exits 0).
+    var outputFailureReported: Bool {
+        get { state.withLock { $0.outputFailureReported } }
+        set { state.withLock { $0.outputFailureReported = newValue } }
     }
 
     private func writeOutput(_ bytes: [UInt8]) {

@@ -18,7 +18,8 @@ enum CredentialOptions {
     static let passphraseEnvironment = Option<String>.text(
         "passphrase-env", "name",
         help: "Read the .p12 or key passphrase from this environment variable. With neither passphrase option: "
-            + "a prompt when stdin is a terminal, else the empty passphrase.")
+            + "a prompt when stdin is a terminal, else the empty passphrase (an encrypted file then fails with "
+            + "'no passphrase was given').")
     /// `--passphrase-file`.
     static let passphraseFile = Option<String>.text(
         "passphrase-file", "path", help: "Read the passphrase from this file (one trailing newline is ignored).")
@@ -101,7 +102,9 @@ enum CredentialOptions {
     ///
     /// Without a passphrase option the files are first tried with the empty passphrase, and only
     /// when that is wrong and stdin is a terminal is the user prompted: unencrypted files never
-    /// cause a prompt.
+    /// cause a prompt. When no prompt is possible (stdin is not a terminal: CI, cron, a pipe), an
+    /// encrypted file is reported as ``LegacyAPNsError/Code-swift.struct/missingPassphrase``
+    /// naming the two options, not as a wrong passphrase: none was given.
     static func loadCredentials(
         _ path: String, keyPath: String?, arguments: ParsedArguments, console: Console
     ) throws -> Credentials {
@@ -116,13 +119,28 @@ enum CredentialOptions {
             return credentials.replacingPrivateKey(key)
         }
 
-        if explicit != nil || !console.stdinIsTerminal { return try attempt(explicit) }
+        if explicit != nil { return try attempt(explicit) }
         do {
             return try attempt(nil)
         } catch let error as LegacyAPNsError where error.code == .wrongPassphrase {
-            guard let typed = Terminal.readSecret(prompt: "Passphrase for \(path): ") else { throw error }
+            // The file that needs one: the certificate file, or the separate key.
+            let encrypted = keyPath.flatMap { error.reason.hasPrefix("\($0): ") ? $0 : nil } ?? path
+            guard console.stdinIsTerminal, let typed = Terminal.readSecret(prompt: "Passphrase for \(path): ") else {
+                throw missingPassphrase(encrypted, terminal: console.stdinIsTerminal)
+            }
             return try attempt(typed)
         }
+    }
+
+    /// "'push.p12' is encrypted and no passphrase was given: ...".
+    static func missingPassphrase(_ path: String, terminal: Bool) -> LegacyAPNsError {
+        let why =
+            terminal
+            ? "the terminal could not be opened for a prompt" : "stdin is not a terminal, so there is no prompt"
+        return LegacyAPNsError(
+            .missingPassphrase,
+            "'\(path)' is encrypted and no passphrase was given (\(why)): "
+                + "use --passphrase-env NAME or --passphrase-file PATH")
     }
 
     /// Runs `body`, prefixing the reason of a thrown ``LegacyAPNsError`` with the file's path.

@@ -1,7 +1,7 @@
 internal import APNsRuntime
 
 /// Renders `--help` in swift-argument-parser's layout: OVERVIEW, USAGE, ARGUMENTS, OPTIONS,
-/// SUBCOMMANDS.
+/// ENVIRONMENT, SUBCOMMANDS, EXAMPLES.
 enum HelpFormatter {
     static let columnWidth = 26
     static let lineWidth = 80
@@ -28,8 +28,13 @@ enum HelpFormatter {
             if let defaultValue = option.defaultValue { help += " (default: \(defaultValue))" }
             out += row(label, help)
         }
-        if path == "legacy-push" { out += row("--version", "Show the version.") }
+        out += row("--version", "Show the version.")
         out += row("-h, --help", "Show help information.")
+
+        if !command.environment.isEmpty {
+            out += "\nENVIRONMENT:\n"
+            for (name, help) in command.environment { out += row(name, help) }
+        }
 
         if !command.subcommands.isEmpty {
             out += "\nSUBCOMMANDS:\n"

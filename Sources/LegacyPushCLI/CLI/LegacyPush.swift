@@ -23,7 +23,8 @@ enum LegacyPush {
             examples: [
                 "legacy-push demo",
                 "legacy-push help send",
-            ])
+            ],
+            environment: [(BundledCertificates.environmentVariable, BundledCertificates.environmentHelp)])
     }
 
     /// Every subcommand except `help`.
@@ -65,13 +66,13 @@ enum LegacyPush {
         }
         if let failure = console.outputFailure {
             // Results that were not written are results lost: never exit 0 then.
-            console.error("cannot write the results to stdout: \(failure)")
+            if !console.outputFailureReported { console.error("cannot write the results to stdout: \(failure)") }
             return status == .success ? ExitStatus.usage.code : status.code
         }
         return status.code
     }
 
-    /// The exit status of `cli-contract.md` for an error, from its one classification.
+    /// The exit status of `docs/cli-contract.md` for an error, from its one classification.
     static func exitStatus(for error: LegacyAPNsError) -> ExitStatus {
         switch error.category {
         case .connection: .connection
@@ -82,16 +83,28 @@ enum LegacyPush {
 
     private static func dispatch(_ arguments: [String], console: Console) async throws -> ExitStatus {
         let root = self.root
-        if arguments.first == "--version" {
-            console.print("legacy-push \(version)")
-            return .success
-        }
         if arguments.first == "help" {
             var command = root
             var path = root.name
             for word in arguments.dropFirst() {
+                if word == "-h" || word == "--help" {
+                    // `help --help`, and `help send --help`: help about what was named so far.
+                    if path == root.name { (command, path) = (helpSpec, "\(root.name) help") }
+                    break
+                }
+                if word == "--version" {
+                    console.print("legacy-push \(version)")
+                    return .success
+                }
                 guard let sub = command.subcommands.first(where: { $0.name == word }) else {
-                    throw CLIError.usage("unknown subcommand '\(word)' for '\(path)'")
+                    if word.hasPrefix("-") {
+                        throw CLIError.usage(
+                            "unknown option '\(word)' for '\(root.name) help' (try 'legacy-push help help')")
+                    }
+                    if command.subcommands.isEmpty {
+                        throw CLIError.usage("'\(path)' has no subcommand '\(word)'")
+                    }
+                    throw ArgumentParser.unknownSubcommand(word, of: command, path: path)
                 }
                 command = sub
                 path += " " + word
@@ -100,6 +113,9 @@ enum LegacyPush {
             return .success
         }
         switch try ArgumentParser.parse(arguments, command: root) {
+        case .version:
+            console.print("legacy-push \(version)")
+            return .success
         case .help(let command, let path):
             console.print(HelpFormatter.render(command, path: path), terminator: false)
             return .success
@@ -123,7 +139,7 @@ extension Console {
 /// ``main(_:)``, and tests drive the same code in-process.
 public enum CommandLineTool {
     /// Runs one command line (`arguments[0]` is the program name), prints to stdout and stderr,
-    /// and exits the process with the status of `cli-contract.md`.
+    /// and exits the process with the status of `docs/cli-contract.md`.
     public static func main(_ arguments: [String]) async -> Never {
         let status = await LegacyPush.main(Array(arguments.dropFirst()), console: Console())
         // Everything was written (the console writes with write(2) and has flushed). `_exit`

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import HTTP2Client
 import LegacyAPNs
 import Synchronization
 
@@ -44,6 +45,20 @@ final class ProgressLine: Sendable {
             case .rejected: state.rejected += 1
             case .unconfirmed: state.unconfirmed += 1
             case .connected, .resent, .unknownIdentifier, .reconnecting, .closed: break
+            }
+        }
+    }
+
+    /// Counts an HTTP/2 client event.
+    func observe(_ event: ProviderEvent) {
+        state.withLock { state in
+            switch event {
+            case .accepted: state.confirmed += 1
+            case .rejected: state.rejected += 1
+            case .unconfirmed: state.unconfirmed += 1
+            case .connected, .connectionFailed, .connectionClosed, .sent, .retrying, .goaway, .tokenRefreshed,
+                .streamLimit:
+                break
             }
         }
     }

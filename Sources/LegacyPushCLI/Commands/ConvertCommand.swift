@@ -3,6 +3,27 @@ import LegacyAPNs
 
 /// `legacy-push convert`: PKCS#12 to PEM and back, DER `.cer` to PEM, legacy or modern encryption.
 enum ConvertCommand {
+    enum Options {
+        static let out = Option<String>.text(
+            "out", "path", help: "Where to write the result; - writes to stdout (needs --to).", required: true)
+        static let to = Option<Target>.choice(
+            "to", help: "The output format; by default taken from --out's extension (.pem, .p12, .pfx).",
+            ["pem": .pem, "p12": .p12])
+        static let key = Option<String>.text(
+            "key", "path", help: "A PEM private key to include, when the input does not hold it.")
+        static let legacy = Flag(
+            "legacy", help: "Write the .p12 with RC2-40/3DES encryption and a SHA-1 MAC, for old tools.")
+        static let name = Option<String>.text(
+            "name", "text", help: "The friendly name stored in the .p12 (what Keychain Access shows).")
+        static let outPassphraseEnvironment = Option<String>.text(
+            "out-passphrase-env", "name",
+            help: "Protect the .p12 with the passphrase in this environment variable. With neither "
+                + "--out-passphrase option: a prompt when stdin is a terminal, else the empty passphrase.")
+        static let outPassphraseFile = Option<String>.text(
+            "out-passphrase-file", "path", help: "Protect the .p12 with the passphrase in this file.")
+        static let force = Flag("force", help: "Overwrite --out if it exists.")
+    }
+
     static var spec: CommandSpec {
         CommandSpec(
             name: "convert",
@@ -19,18 +40,8 @@ enum ConvertCommand {
                 """,
             arguments: [ArgumentSpec(name: "input", help: "The .p12/.pfx, PEM or .cer file to read.")],
             options: [
-                .value("out", "path", "Where to write the result (required); - writes to stdout (needs --to)."),
-                .value(
-                    "to", "pem|p12", "The output format; by default taken from --out's extension (.pem, .p12, .pfx)."),
-                .value("key", "path", "A PEM private key to include, when the input does not hold it."),
-                .flag("legacy", "Write the .p12 with RC2-40/3DES encryption and a SHA-1 MAC, for old tools."),
-                .value("name", "text", "The friendly name stored in the .p12 (what Keychain Access shows)."),
-                .value(
-                    "out-passphrase-env", "name",
-                    "Protect the .p12 with the passphrase in this environment variable. With neither "
-                        + "--out-passphrase option: a prompt when stdin is a terminal, else the empty passphrase."),
-                .value("out-passphrase-file", "path", "Protect the .p12 with the passphrase in this file."),
-                .flag("force", "Overwrite --out if it exists."),
+                Options.out.spec, Options.to.spec, Options.key.spec, Options.legacy.spec, Options.name.spec,
+                Options.outPassphraseEnvironment.spec, Options.outPassphraseFile.spec, Options.force.spec,
             ] + CredentialOptions.passphraseOnly,
             run: { arguments, console in try run(arguments, console: console) },
             examples: [
@@ -41,25 +52,25 @@ enum ConvertCommand {
             ])
     }
 
-    enum Target: String {
+    enum Target: String, Sendable {
         case pem
         case p12
     }
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let input = arguments.positionals[0]
-        let out = try arguments.required("out")
+        let out = try arguments.required(Options.out)
         let target = try target(arguments, out: out)
-        if target == .pem {
-            for option in ["legacy", "name", "out-passphrase-env", "out-passphrase-file"] where arguments.has(option) {
-                throw CLIError.usage("--\(option) only applies to --to p12")
-            }
+        if target == .pem,
+            let option = arguments.given(["legacy", "name", "out-passphrase-env", "out-passphrase-file"]).first
+        {
+            throw CLIError.usage("--\(option) only applies to --to p12")
         }
-        let force = arguments.flag("force")
+        let force = arguments.isSet(Options.force)
         let toStdout = out == "-"
         if !toStdout { try OutputFile.checkWritable(out, overwrite: force) }
 
-        let keyPath = arguments.value("key")
+        let keyPath = try arguments.value(Options.key)
         let credentials = try CredentialOptions.loadCredentials(
             input, keyPath: keyPath, arguments: arguments, console: console)
 
@@ -84,9 +95,9 @@ enum ConvertCommand {
             }
             let identity = try CredentialOptions.identity(credentials, certPath: input, keyPath: keyPath)
             let passphrase = try outputPassphrase(arguments, console: console, out: out)
-            let encryption: PKCS12Encryption = arguments.flag("legacy") ? .legacy : .modern
+            let encryption: PKCS12Encryption = arguments.isSet(Options.legacy) ? .legacy : .modern
             let bytes = try identity.pkcs12Representation(
-                passphrase: passphrase, encryption: encryption, friendlyName: arguments.value("name"))
+                passphrase: passphrase, encryption: encryption, friendlyName: try arguments.value(Options.name))
             if toStdout {
                 console.write(bytes)
                 return .success
@@ -100,7 +111,7 @@ enum ConvertCommand {
 
     /// `--to`, or the format `--out`'s extension names.
     static func target(_ arguments: ParsedArguments, out: String) throws -> Target {
-        if let explicit = try arguments.choice("to", from: ["pem", "p12"]) { return Target(rawValue: explicit)! }
+        if let explicit = try arguments.value(Options.to) { return explicit }
         let name = out.split(separator: "/").last.map(String.init) ?? out
         let lowered = name.lowercased()
         if lowered.hasSuffix(".pem") { return .pem }
@@ -112,7 +123,8 @@ enum ConvertCommand {
     /// terminal, else empty (with a warning).
     static func outputPassphrase(_ arguments: ParsedArguments, console: Console, out: String) throws -> String {
         if let explicit = try CredentialOptions.passphrase(
-            environment: arguments.value("out-passphrase-env"), file: arguments.value("out-passphrase-file"),
+            environment: try arguments.value(Options.outPassphraseEnvironment),
+            file: try arguments.value(Options.outPassphraseFile),
             option: "out-passphrase")
         {
             return explicit

@@ -10,29 +10,43 @@ import Synchronization
 
 /// `legacy-push demo`: the whole story on a fresh checkout, with no Apple account.
 enum DemoCommand {
+    static let countOption = Option<Int>.integer(
+        "count", help: "How many notifications to send (one of them is rejected).", range: 2...100_000, default: 6)
+
     static var spec: CommandSpec {
         CommandSpec(
             name: "demo",
             abstract: "Watch a send against a local gateway: acceptance, a rejection, the resend, feedback.",
             discussion: """
-                Starts the gateway simulator in this process with the test certificates in Fixtures/certs, \
-                sends a handful of notifications with a Keychain-style .p12 (one of them to a token the \
-                gateway rejects), narrates what happens on the wire, then polls the feedback service. Needs \
-                no arguments, no network and no Apple account.
+                Starts the gateway simulator in this process with the test certificates, sends a handful of \
+                notifications with a Keychain-style .p12 (one of them to a token the gateway rejects), \
+                narrates what happens on the wire, then polls the feedback service. Needs no arguments, no \
+                network and no Apple account.
+
+                The test certificates come from $LEGACY_PUSH_FIXTURES, else Fixtures/certs next to the \
+                binary or in the current checkout; when there is none (a binary copied elsewhere), a \
+                throwaway CA, gateway and provider certificate are generated into a temporary folder and \
+                removed afterwards.
                 """,
-            options: [.value("count", "n", "How many notifications to send (one of them is rejected).", default: "6")],
+            options: [countOption.spec],
             run: { arguments, console in try await run(arguments, console: console) },
-            examples: ["legacy-push demo", "swift run legacy-push demo"])
+            examples: ["legacy-push demo", "swift run legacy-push demo"],
+            environment: [(BundledCertificates.environmentVariable, BundledCertificates.environmentHelp)])
     }
 
     static let badToken = try! DeviceToken(hexString: String(repeating: "0", count: 62) + "bd")
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
-        let count = try arguments.integer("count", in: 2...100_000) ?? 6
-        let directory = try BundledCertificates.require(for: "demo")
+        let count = try arguments.required(countOption)
+        let location = try BundledCertificates.locate(for: "demo")
+        defer { if location.source == .generated { BundledCertificates.removeGenerated() } }
+        let directory = location.path
         func say(_ line: String = "") { console.print(line) }
 
         say("LegacyAPNs demo: Apple's binary push protocol, end to end on 127.0.0.1.")
+        if location.source == .generated {
+            say("(No Fixtures/certs found: using a throwaway test CA and certificates generated in \(directory).)")
+        }
         say()
 
         // 1. The gateway.

@@ -10,6 +10,41 @@ import Synchronization
 
 /// `legacy-push feedback`: read the feedback service once, or poll it at an interval.
 enum FeedbackCommand {
+    enum Options {
+        static let once = Flag("once", help: "Read the list once and exit (the default).")
+        static let interval = Option<Duration>.seconds(
+            "interval",
+            help: "Poll forever, waiting this long after each poll (fractions allowed; Apple asked for daily).")
+        static let maximumFailures = Option<Int>.integer(
+            "max-failures", help: "With --interval: stop with exit status 3 after this many failed polls in a row.",
+            range: 1...Int.max, defaultText: "never")
+        static let json = Flag("json", help: "Print one JSON object per tuple.")
+        static let save = Option<String>.text(
+            "save", "path", help: "Append the raw tuples to this file (mode 0600), synced before printing.")
+        static let feedback = Option<Endpoint>(
+            "feedback", "host:port", help: "Another feedback service, e.g. a local simulator (127.0.0.1:2196)."
+        ) { text in
+            guard let endpoint = try? Endpoint(parsing: text) else {
+                throw CLIError.usage("--feedback expects HOST:PORT, got '\(text)'")
+            }
+            return endpoint
+        }
+        static let sandbox = Flag("sandbox", help: "Use feedback.sandbox.push.apple.com:2196 instead of production.")
+        static let timeout = Option<Duration>.seconds(
+            "timeout", help: "Seconds to connect, and the longest silence from the service during a read.",
+            default: .seconds(30))
+        static let firstByteTimeout = Option<Duration>.seconds(
+            "first-byte-timeout",
+            help: "A peer that sends nothing this long after the handshake and keeps the connection open does not "
+                + "speak the feedback protocol (a gateway port, say): exit 3 saying so.",
+            default: .seconds(5))
+        static let deadline = Option<Duration>.seconds(
+            "deadline",
+            help: "The longest one read may take, however steadily the service trickles tuples; the tuples read "
+                + "by then are printed and saved, then exit 3.",
+            default: .seconds(300))
+    }
+
     static var spec: CommandSpec {
         CommandSpec(
             name: "feedback",
@@ -26,34 +61,37 @@ enum FeedbackCommand {
                 pipe loses nothing. Apple's rule: stop sending to a token only if the app did not \
                 register it again after the tuple's time.
 
+                An empty list prints nothing on stdout and "0 tuples" on stderr (for each empty \
+                poll with --interval, "poll N: 0 tuples"), so scripts reading stdout see only tuples.
+
                 --once (the default) reads the list once. --interval polls forever, SECONDS after \
                 each poll ends; failed polls are reported on stderr and retried after 1, 2, 4 ... \
                 seconds (at most 5 minutes). Ctrl-C or SIGTERM stops after the current poll, with \
                 exit status 0.
 
+                Time limits: --timeout for connecting and for any silence once tuples flow; \
+                --first-byte-timeout for the silence right after the handshake (a feedback service \
+                sends its list, or closes, at once: a peer that does neither is not one, typically a \
+                gateway port, 2195); --deadline for the whole read, so a service trickling tuples \
+                cannot keep a run going forever.
+
+                No tuple read is ever lost. --save holds every tuple before it is printed, and \
+                always ends on a tuple boundary: on a full disk or a file size limit it is cut back \
+                to the last whole tuple, and the error says so. When stdout fails (a full disk, a \
+                closed pipe), the tuples that may not have been printed and are not in --save are \
+                written to feedback-unprinted-<time>.bin (raw tuples, mode 0600) in the current \
+                directory, else in $TMPDIR, and the error line names it.
+
                 Exit status: 0 when the list was read (even when empty); 2 for bad options, \
-                unreadable files, a wrong passphrase, or when --save cannot write; 3 when the \
-                connection or TLS fails, or the service's stream ends inside a tuple or is \
-                malformed (the complete tuples before the problem are saved and printed first).
+                unreadable files, a wrong passphrase, when --save cannot write, or when stdout \
+                cannot be written; 3 when the connection or TLS fails, the peer is not a feedback \
+                service, a time limit ends the read, or the service's stream ends inside a tuple or \
+                is malformed (the complete tuples before the problem are saved and printed first).
                 """,
             options: [
-                .flag("once", "Read the list once and exit (the default)."),
-                .value(
-                    "interval", "seconds",
-                    "Poll forever, waiting this long after each poll (fractions allowed; Apple asked for daily)."),
-                .value(
-                    "max-failures", "n",
-                    "With --interval: stop with exit status 3 after this many failed polls in a row.",
-                    default: "never"),
-                .flag("json", "Print one JSON object per tuple."),
-                .value("save", "path", "Append the raw tuples to this file (mode 0600), synced before printing."),
-                .value("feedback", "host:port", "Another feedback service, e.g. a local simulator."),
-                .flag("sandbox", "Use feedback.sandbox.push.apple.com:2196 instead of production."),
-                .value(
-                    "ca-file", "path", "Trust these CA certificates (PEM) for the server instead of the system store."),
-                .value(
-                    "timeout", "seconds", "Seconds to connect, and the longest silence from the service during a read.",
-                    default: "30"),
+                Options.once.spec, Options.interval.spec, Options.maximumFailures.spec, Options.json.spec,
+                Options.save.spec, Options.feedback.spec, Options.sandbox.spec, ConnectionOptions.caFile.spec,
+                Options.timeout.spec, Options.firstByteTimeout.spec, Options.deadline.spec,
             ] + CredentialOptions.all,
             run: { arguments, console in try await run(arguments, console: console) },
             examples: [
@@ -66,16 +104,18 @@ enum FeedbackCommand {
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
         // Options first, so a typo never costs a passphrase prompt or a connection.
-        let interval = try arguments.seconds("interval")
-        if arguments.flag("once"), interval != nil {
+        let interval = try arguments.value(Options.interval)
+        if arguments.isSet(Options.once), interval != nil {
             throw CLIError.usage("give either --once or --interval, not both")
         }
-        let maximumFailures = try arguments.integer("max-failures", in: 1...Int.max)
+        let maximumFailures = try arguments.value(Options.maximumFailures)
         if maximumFailures != nil, interval == nil { throw CLIError.usage("--max-failures needs --interval") }
-        let timeout = try arguments.seconds("timeout") ?? 30
+        let timeout = try arguments.required(Options.timeout)
+        let firstByteTimeout = try arguments.required(Options.firstByteTimeout)
+        let deadline = try arguments.required(Options.deadline)
         let service = try service(arguments)
         let trust: TLSConfiguration.Trust
-        if let caPath = arguments.value("ca-file") {
+        if let caPath = try arguments.value(ConnectionOptions.caFile) {
             trust = try CredentialOptions.naming(caPath) { try .pem(Files.read(caPath)) }
         } else {
             trust = .systemDefault
@@ -84,136 +124,124 @@ enum FeedbackCommand {
 
         var configuration = FeedbackReader.Configuration(
             service: service, tls: TLSConfiguration(identity: identity, trust: trust))
-        configuration.connectTimeout = .seconds(fractional: timeout)
-        configuration.idleTimeout = .seconds(fractional: timeout)
+        configuration.connectTimeout = timeout
+        configuration.idleTimeout = timeout
+        configuration.firstByteTimeout = firstByteTimeout
+        configuration.readDeadline = deadline
         let reader = try FeedbackReader(configuration: configuration)
         // Opened before connecting: a file we cannot write must not cost the service's list.
-        let save = try arguments.value("save").map { try SaveFile(path: $0) }
-        let json = arguments.flag("json")
-        let format = { (record: FeedbackRecord) -> String in json ? record.jsonLine : record.textLine }
+        let save = try arguments.value(Options.save).map { try SaveFile(path: $0) }
+        let json = arguments.isSet(Options.json)
+        let output = FeedbackOutput(
+            console: console, save: save, format: { json ? $0.jsonLine : $0.textLine }, now: Int64(time(nil)))
 
-        if let interval {
-            return try await poll(
-                reader, interval: interval, maximumFailures: maximumFailures, save: save, format: format,
-                console: console)
+        let status: ExitStatus
+        do {
+            if let interval {
+                status = try await poll(
+                    reader, interval: interval, maximumFailures: maximumFailures, output: output, console: console)
+            } else {
+                status = try await readOnce(reader, output: output, console: console)
+            }
+        } catch {
+            // Whatever ended the read, first account for the tuples stdout did not take.
+            if let unprinted = output.finish() { console.warning(unprinted) }
+            throw error
         }
-        return try await readOnce(reader, save: save, format: format, console: console)
+        if let unprinted = output.finish() { throw CLIError.usage(unprinted) }
+        return status
     }
 
     static func service(_ arguments: ParsedArguments) throws -> FeedbackService {
-        guard let text = arguments.value("feedback") else {
-            return arguments.flag("sandbox") ? .sandbox : .production
+        guard let endpoint = try arguments.value(Options.feedback) else {
+            return arguments.isSet(Options.sandbox) ? .sandbox : .production
         }
-        if arguments.flag("sandbox") { throw CLIError.usage("give either --sandbox or --feedback, not both") }
-        guard let endpoint = try? Endpoint(parsing: text) else {
-            throw CLIError.usage("--feedback expects HOST:PORT, got '\(text)'")
-        }
+        if arguments.isSet(Options.sandbox) { throw CLIError.usage("give either --sandbox or --feedback, not both") }
         return .custom(host: endpoint.host, port: endpoint.port)
     }
 
     /// `--once`: stream the tuples to stdout as they arrive.
-    static func readOnce(
-        _ reader: FeedbackReader, save: SaveFile?, format: (FeedbackRecord) -> String, console: Console
-    ) async throws -> ExitStatus {
+    static func readOnce(_ reader: FeedbackReader, output: FeedbackOutput, console: Console) async throws
+        -> ExitStatus
+    {
         do {
-            for try await record in reader.records(rawSink: save?.sink) {
-                console.print(format(record))
+            for try await record in reader.records(rawSink: output.save?.sink) {
+                output.print(record)
             }
         } catch let error as LegacyAPNsError {
-            throw failure(error, save: save, console: console)
+            throw failure(error, output: output, console: console)
         }
-        if let saveFailure = save?.failure { throw saveFailure }
+        if let saveFailure = output.save?.failure { throw saveFailed(saveFailure, output: output) }
+        if output.count == 0 { console.diagnostic("0 tuples") }
         return .success
     }
 
-    /// `--interval`: poll until SIGINT or SIGTERM, then finish the current poll and exit 0.
+    /// `--interval`: poll until SIGINT or SIGTERM, then finish the current poll and exit 0. A
+    /// failed stdout ends polling after the current poll (its tuples are kept, see
+    /// ``FeedbackOutput``).
     static func poll(
-        _ reader: FeedbackReader, interval: Double, maximumFailures: Int?, save: SaveFile?,
-        format: (FeedbackRecord) -> String, console: Console
+        _ reader: FeedbackReader, interval: Duration, maximumFailures: Int?, output: FeedbackOutput,
+        console: Console
     ) async throws -> ExitStatus {
         let stop = StopRequest()
         let signals = InterruptWatch { stop.stop() }
         defer { signals.cancel() }
         let poller = FeedbackPoller(
-            reader: reader, interval: .seconds(interval), maximumConsecutiveFailures: maximumFailures,
-            clock: InterruptibleClock(stop: stop), rawSink: save?.sink)
+            reader: reader, interval: interval, maximumConsecutiveFailures: maximumFailures,
+            clock: InterruptibleClock(stop: stop), rawSink: output.save?.sink)
+        var saveFailure: LegacyAPNsError?
         do {
             for try await poll in poller {
-                for record in poll.records { console.print(format(record)) }
-                console.flush()
-                if let saveFailure = save?.failure { throw saveFailure }
+                for record in poll.records { output.print(record) }
+                let printed = output.checkpoint()
+                saveFailure = output.save?.failure
+                if saveFailure != nil { break }
                 if let failure = poll.failure, poll.consecutiveFailures < maximumFailures ?? .max {
-                    let wait =
-                        Double(poll.delayBeforeNextPoll.components.seconds)
-                        + Double(poll.delayBeforeNextPoll.components.attoseconds) * 1e-18
+                    let wait = poll.delayBeforeNextPoll.inSeconds
                     console.warning(
                         "poll \(poll.number) failed: \(failure.reason)"
-                            + (stop.isStopped ? "" : "; next poll in \(formatSeconds(wait))"))
+                            + (stop.isStopped || !printed ? "" : "; next poll in \(formatSeconds(wait))"))
+                } else if poll.failure == nil, poll.records.isEmpty {
+                    console.diagnostic("poll \(poll.number): 0 tuples")
                 }
-                if stop.isStopped { break }
+                if stop.isStopped || !printed { break }
             }
         } catch let error as LegacyAPNsError {
-            throw failure(error, save: save, console: console)
+            throw failure(error, output: output, console: console)
         }
+        if let saveFailure { throw saveFailed(saveFailure, output: output) }
         return .success
+    }
+
+    /// A `--save` failure: the file ends on a tuple boundary; the tuples after it were printed.
+    static func saveFailed(_ error: LegacyAPNsError, output: FeedbackOutput) -> LegacyAPNsError {
+        let saved = output.save?.savedTupleCount ?? 0
+        let rest = output.count - saved
+        guard rest > 0, output.stdoutFailure == nil else { return error }
+        return LegacyAPNsError(
+            error.code,
+            "\(error.reason); the \(rest) tuple\(rest == 1 ? "" : "s") after them were printed but not saved")
     }
 
     /// The error to end with: a malformed or truncated stream is the service's fault, not the
     /// user's input, so it exits 3 like a connection failure. A save failure next to a read
-    /// failure is reported too (as a warning, before the error line).
-    static func failure(_ error: LegacyAPNsError, save: SaveFile?, console: Console) -> any Error {
+    /// failure is reported too (as a warning, before the error line). Time limits name the option
+    /// that sets them.
+    static func failure(_ error: LegacyAPNsError, output: FeedbackOutput, console: Console) -> any Error {
+        let save = output.save
+        // The read ended cleanly but the raw sink failed: that is the --save failure.
+        if let saveFailure = save?.failure, saveFailure == error { return saveFailed(error, output: output) }
         if let saveFailure = save?.failure, saveFailure != error {
             console.warning("--save stopped: \(saveFailure.reason)")
         }
         if error.code == .malformedFrame { return CLIError.connection(error.reason) }
+        if error.code == .timedOut, error.reason.contains("the deadline for one read") {
+            return CLIError.connection(error.reason + " (--deadline SECONDS allows longer)")
+        }
+        if error.code == .protocolRefused, error.reason.contains("kept the connection open") {
+            return CLIError.connection(error.reason + " (--first-byte-timeout SECONDS waits longer)")
+        }
         return error
-    }
-}
-
-/// `--save PATH`: an append-only evidence file. Every batch of raw tuples is written and synced
-/// to disk before the tuples are printed.
-final class SaveFile: @unchecked Sendable {
-    // @unchecked: the descriptor never changes after init; `append` is called by one connection
-    // thread at a time (reads are sequential), and `failure` is guarded by a mutex.
-    let path: String
-    private let descriptor: Int32
-    private let failureState = Mutex<LegacyAPNsError?>(nil)
-
-    /// Opens (or creates, mode 0600) `path` for appending.
-    init(path: String) throws {
-        self.path = path
-        var info = stat()
-        let existed = stat(path, &info) == 0
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw CLIError.usage("cannot open '\(path)' for --save: \(Files.errnoDescription())")
-        }
-        // The umask can only take bits away from 0600; make a new file exactly 0600 anyway.
-        if !existed { _ = fchmod(descriptor, 0o600) }
-        self.descriptor = descriptor
-    }
-
-    deinit { close(descriptor) }
-
-    /// The first write or sync failure, if any.
-    var failure: LegacyAPNsError? { failureState.withLock { $0 } }
-
-    /// The raw sink for the reader.
-    var sink: FeedbackReader.RawSink { { [self] bytes in try self.append(bytes) } }
-
-    /// Appends `bytes` and syncs them to disk.
-    func append(_ bytes: UnsafeRawBufferPointer) throws {
-        do {
-            if FileDescriptor.writeAll(bytes, to: descriptor) != nil {
-                throw LegacyAPNsError(.fileError, "cannot write '\(path)': \(Files.errnoDescription())")
-            }
-            if fsync(descriptor) != 0 {
-                throw LegacyAPNsError(.fileError, "cannot sync '\(path)' to disk: \(Files.errnoDescription())")
-            }
-        } catch let error as LegacyAPNsError {
-            failureState.withLock { if $0 == nil { $0 = error } }
-            throw error
-        }
     }
 }
 

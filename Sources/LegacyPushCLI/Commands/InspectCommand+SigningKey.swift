@@ -18,7 +18,7 @@ extension InspectCommand {
         let labels = SigningKey.pemLabels(bytes)
         let isPublicKey = labels.contains("PUBLIC KEY") && !labels.contains { $0.hasSuffix("CERTIFICATE") }
         guard isP8 || isPublicKey else { return nil }
-        if arguments.value("key") != nil {
+        if arguments.has(InspectCommand.Options.key) {
             throw CLIError.usage("--key does not apply to an APNs signing key ('\(path)')")
         }
 
@@ -38,7 +38,7 @@ extension InspectCommand {
             ?? (fileName.hasSuffix(".pub.pem")
                 ? SigningKey.keyID(fromFileName: String(fileName.dropLast(".pub.pem".count)) + ".p8") : nil)
 
-        if arguments.flag("json") {
+        if arguments.isSet(InspectCommand.Options.json) {
             var writer = JSONWriter()
             try writer.writeObject([
                 ("kind", .string(kind)), ("keyID", keyID.map(JSONValue.string) ?? .null),

@@ -7,6 +7,14 @@ import LegacyAPNs
 
 /// `legacy-push inspect`: what a push certificate is for and how long it lasts.
 enum InspectCommand {
+    enum Options {
+        static let key = Option<String>.text("key", "path", help: "A PEM private key to check against the certificate.")
+        static let json = Flag("json", help: "Print one JSON object instead of the summary.")
+        static let now = Option<Int64>.integer(
+            "now", "unix-seconds", help: "Judge validity at this time instead of now (for scripts and tests).",
+            range: 0...Int64.max)
+    }
+
     static var spec: CommandSpec {
         CommandSpec(
             name: "inspect",
@@ -20,15 +28,16 @@ enum InspectCommand {
                 and public-key fingerprint instead.
 
                 Warns on stderr when fewer than 30 days remain. Exits 1 when the certificate has \
-                expired (the summary is still printed) and 2 when a given --key does not match it \
-                (after printing the summary, with keyMatches false).
+                expired, after the summary and a line 'legacy-push: expired: ...' on stderr, and 2 when a \
+                given --key does not match it (after printing the summary, with keyMatches false).
+
+                In a PEM bundle without a key the provider (leaf) certificate is the first one that is \
+                not a CA, so CA certificates before it are listed as its chain; the Team ID is the leaf's \
+                OU (a CA has none). --json lists each topic's kinds under topicKinds, the same kinds \
+                the summary shows in parentheses.
                 """,
             arguments: [ArgumentSpec(name: "path", help: "The .p12/.pfx, PEM, .cer or .p8 file to inspect.")],
-            options: [
-                .value("key", "path", "A PEM private key to check against the certificate."),
-                .flag("json", "Print one JSON object instead of the summary."),
-                .value("now", "unix-seconds", "Judge validity at this time instead of now (for scripts and tests)."),
-            ] + CredentialOptions.passphraseOnly,
+            options: [Options.key.spec, Options.json.spec, Options.now.spec] + CredentialOptions.passphraseOnly,
             run: { arguments, console in try run(arguments, console: console) },
             examples: [
                 "legacy-push inspect push.p12 --passphrase-file pass.txt",
@@ -40,13 +49,13 @@ enum InspectCommand {
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let path = arguments.positionals[0]
         if let status = try inspectSigningKeyIfOne(path, arguments: arguments, console: console) { return status }
-        let keyPath = arguments.value("key")
-        let now = try arguments.integer("now", as: Int64.self) ?? Int64(time(nil))
+        let keyPath = try arguments.value(Options.key)
+        let now = try arguments.value(Options.now) ?? Int64(time(nil))
         let credentials = try CredentialOptions.loadCredentials(
             path, keyPath: keyPath, arguments: arguments, console: console)
         let summary = CertificateSummary(credentials, now: now)
 
-        if arguments.flag("json") {
+        if arguments.isSet(Options.json) {
             console.print(summary.jsonRepresentation)
         } else {
             for line in describe(summary, format: credentials.format) { console.print(line) }
@@ -56,7 +65,10 @@ enum InspectCommand {
             throw LegacyAPNsError(.keyMismatch, CredentialOptions.mismatchReason(certPath: path, keyPath: keyPath))
         }
         if summary.isExpired {
-            console.warning("certificate expired on \(summary.notAfterISO8601) (\(daysAgo(summary)) days ago)")
+            // Not a warning: an expired certificate cannot be used (exit 1, cli-contract.md).
+            console.diagnostic(
+                "legacy-push: expired: the certificate expired on \(summary.notAfterISO8601) "
+                    + "(\(daysAgo(summary)) days ago); gateways refuse it: renew it")
             return .refused
         }
         if summary.isNotYetValid {

@@ -77,7 +77,7 @@ enum SendCommand {
                 Options.input.spec, Options.fromLine.spec, CommonOptions.format.spec, Options.cache.spec,
                 Options.connections.spec, CommonOptions.maximumPayload.spec, Options.retries.spec,
                 Options.timeout.spec, Options.json.spec, CommonOptions.quiet.spec,
-            ] + CredentialOptions.all + [
+            ] + HTTP2Options.specs + CredentialOptions.all + [
                 ConnectionOptions.sandbox.spec, Options.gateway.spec, ConnectionOptions.caFile.spec,
             ],
             run: { arguments, console in try await run(arguments, console: console) },
@@ -89,6 +89,10 @@ enum SendCommand {
     }
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
+        if arguments.isSet(HTTP2Options.http2) { return try await runHTTP2(arguments, console: console) }
+        if let option = arguments.given(HTTP2Options.http2Only).first {
+            throw CLIError.usage("--\(option) applies to the HTTP/2 API: add --http2")
+        }
         // Options first, so a typo never costs a passphrase prompt or a connection.
         let format = try arguments.required(CommonOptions.format)
         let maximumPayload = try arguments.required(CommonOptions.maximumPayload)
@@ -108,8 +112,9 @@ enum SendCommand {
             }
             input = .file(
                 try await JSONLinesInput.open(
-                    path, encoder: encoder, format: format, firstLine: try arguments.value(Options.fromLine) ?? 1,
-                    temporaryDirectory: Files.temporaryDirectory))
+                    path, validation: .binary(encoder: encoder, format: format),
+                    firstLine: try arguments.value(Options.fromLine) ?? 1, temporaryDirectory: Files.temporaryDirectory)
+            )
         } else {
             if arguments.has(Options.fromLine) { throw CLIError.usage("--from-line needs --input") }
             input = .list(try notificationsFromFlags(arguments, encoder: encoder, format: format))
@@ -205,7 +210,7 @@ enum SendCommand {
         let payload = try payload(arguments)
         var template = PushNotification(token: tokens[0], payload: payload)
         template.expiration = try arguments.value(NotificationOptions.expiry).map(Expiration.init(rawValue:))
-        template.priority = try arguments.value(NotificationOptions.priority)
+        template.priority = try NotificationOptions.priority(arguments, http2: false)
         let firstID = try arguments.value(Options.identifier)
         return try tokens.enumerated().map { index, token in
             var notification = template

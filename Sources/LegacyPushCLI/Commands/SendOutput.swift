@@ -1,7 +1,7 @@
 import LegacyAPNs
 
 /// What `send` prints: a line per rejection as it happens, and at the end the notifications
-/// without a verdict and the summary, in words or (`--json`) in the shapes of `cli-contract.md`.
+/// without a verdict and the summary, in words or (`--json`) in the shapes of `docs/cli-contract.md`.
 ///
 /// Every input notification is in exactly one bucket: accepted, rejected, unconfirmed (written,
 /// fate unknown) or not sent (never written, including input the client never took), and

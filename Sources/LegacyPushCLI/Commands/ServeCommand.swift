@@ -75,7 +75,7 @@ enum ServeCommand {
             if arguments.flag("no-feedback") {
                 throw CLIError.usage("--feedback-file needs the feedback service (drop --no-feedback)")
             }
-            feedback = try feedbackRecords(path)
+            feedback = try FeedbackFile.records(path)
         }
         let (identity, trust) = try credentials(arguments, console: console)
         var configuration = GatewaySimulator.Configuration(identity: identity, clientTrust: trust)
@@ -176,30 +176,6 @@ enum ServeCommand {
         let status = try ParsedArguments.parseInteger(
             String(text[text.index(after: colon)...]), option: "\(option) status", as: UInt8.self, in: nil)
         return (String(text[..<colon]), StatusCode(rawValue: status))
-    }
-
-    /// `{"time":N,"token":"<hex>"}` a line.
-    static func feedbackRecords(_ path: String) throws -> [FeedbackRecord] {
-        let bytes = try Files.read(path)
-        var records: [FeedbackRecord] = []
-        for (index, line) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
-            if trimmed.isEmpty { continue }
-            let location = "'\(path)' line \(index + 1)"
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
-                throw CLIError.usage("\(location): expected {\"time\":N,\"token\":\"<hex>\"}")
-            }
-            guard let time = object["time"] as? NSNumber, let seconds = UInt32(exactly: time.doubleValue) else {
-                throw CLIError.usage("\(location): \"time\" must be UNIX seconds from 0 to 4294967295")
-            }
-            guard let hex = object["token"] as? String else { throw CLIError.usage("\(location): missing \"token\"") }
-            do {
-                records.append(FeedbackRecord(timestamp: seconds, token: try DeviceToken(hexString: hex)))
-            } catch let error as LegacyAPNsError {
-                throw CLIError.usage("\(location): \(error.reason)")
-            }
-        }
-        return records
     }
 
     static func describe(_ event: SimulatorEvent) -> String? {

@@ -36,15 +36,15 @@ final class JSONLinesInput: Sendable {
     /// - Throws: ``CLIError`` for unreadable input or an input with no notifications;
     ///   ``LegacyAPNsError`` (`malformedInput`, "line N: ...") for the first bad line.
     static func open(
-        _ path: String, encoder: FrameEncoder, format: FrameFormat, firstLine: Int = 1, temporaryDirectory: String
+        _ path: String, validation: JSONLinesCheck.Validation, firstLine: Int = 1, temporaryDirectory: String
     ) async throws -> JSONLinesInput {
         let name = path == "-" ? "stdin" : "'\(path)'"
         let input = try Files.openForReading(path)
         defer { Files.close(input) }
-        let check = JSONLinesCheck(encoder: encoder, format: format, firstLine: firstLine, name: name)
-        var parts: [JSONLinesCheck.Outcome]
+        let check = JSONLinesCheck(validation: validation, firstLine: firstLine, name: name)
+        let parts: [JSONLinesCheck.Outcome]
         if firstLine == 1, let size = Files.regularFileSize(input), size >= splitThreshold,
-            let middle = try await OSThread.run(name: "jsonl-split", { Files.lineStart(in: input, near: size / 2) })
+            let middle = await OSThread.run(name: "jsonl-split", { Files.lineStart(in: input, near: size / 2) })
         {
             async let first = OSThread.run(name: "jsonl-check") {
                 check.run(input, range: 0..<middle, temporaryDirectory: temporaryDirectory)
@@ -76,22 +76,70 @@ final class JSONLinesInput: Sendable {
         return JSONLinesInput(spools: parts.compactMap(\.spool), lines: lines)
     }
 
-    /// The checked notifications, in input order (a notification without an `id` has a nil
-    /// identifier: reports name it by its line, ``LineIndex/line(of:)``).
-    func notifications() -> Notifications { Notifications(parts: spools.map { $0.records() }) }
+    /// The checked notifications for the binary protocol, in input order (a notification without
+    /// an `id` has a nil identifier: reports name it by its line, ``LineIndex/line(of:)``).
+    func notifications() -> Records<PushNotification> {
+        Records(parts: spools.map { $0.records() }) { $0.pushNotification }
+    }
 
-    /// The spools' records one after the other.
-    struct Notifications: Sequence, Sendable {
+    /// The checked requests for the HTTP/2 API, in input order.
+    func requests() -> Records<ProviderRequest> {
+        Records(parts: spools.map { $0.records() }) { $0.providerRequest }
+    }
+
+    /// The spools' records one after the other, as `Element`s.
+    struct Records<Element: Sendable>: Sequence, Sendable {
         let parts: [SpoolFile.Records]
+        let convert: @Sendable (SpoolRecord.Decoded) -> Element
 
-        func makeIterator() -> FlattenSequence<[SpoolFile.Records]>.Iterator { parts.joined().makeIterator() }
+        func makeIterator() -> Iterator { Iterator(base: parts.joined().makeIterator(), convert: convert) }
+
+        struct Iterator: IteratorProtocol {
+            var base: FlattenSequence<[SpoolFile.Records]>.Iterator
+            let convert: @Sendable (SpoolRecord.Decoded) -> Element
+
+            mutating func next() -> Element? { base.next().map(convert) }
+        }
     }
 }
 
 /// Checks one part of a JSON Lines input and spools what it holds.
 struct JSONLinesCheck: Sendable {
-    let encoder: FrameEncoder
-    let format: FrameFormat
+    /// What a line must satisfy besides being well-formed.
+    enum Validation: Sendable {
+        /// Fit a binary frame of `format` under `encoder`'s limits.
+        case binary(encoder: FrameEncoder, format: FrameFormat)
+        /// Be a request the HTTP/2 API would not refuse (tokens of 32 bytes or more, the push
+        /// type's payload limit, its topic suffix and priority, ...), with these defaults applied.
+        case http2(topic: String?, pushType: PushType?, usesTokens: Bool)
+
+        var dialect: NotificationLineParser.Dialect {
+            switch self {
+            case .binary: .binary
+            case .http2: .http2
+            }
+        }
+
+        /// Throws the reason (without a line number) a checked line would be refused.
+        func check(_ line: NotificationLineParser.ParsedLine) throws {
+            switch self {
+            case .binary(let encoder, let format):
+                try line.validate(encoder: encoder, format: format)
+            case .http2(let topic, let pushType, let usesTokens):
+                let payload = Payload(unvalidatedBytes: Array(line.payload))
+                var request = try ProviderRequest(
+                    deviceToken: line.token, payload: payload, topic: line.topic ?? topic,
+                    pushType: line.pushType ?? pushType, apnsID: line.apnsID, expiration: line.expiration,
+                    priority: line.priority, collapseID: line.collapseID)
+                if request.pushType == nil { request.pushType = .inferred(for: payload) }
+                if let (_, explanation) = request.problem(usesTokens: usesTokens) {
+                    throw LegacyAPNsError(.malformedInput, explanation)
+                }
+            }
+        }
+    }
+
+    let validation: Validation
     /// Lines before this one are skipped unparsed.
     let firstLine: Int
     /// "'path'" or "stdin", for messages.
@@ -141,12 +189,12 @@ struct JSONLinesCheck: Sendable {
             return outcome
         }
         var splitter = LineSplitter()
-        let parser = NotificationLineParser()
+        let parser = NotificationLineParser(dialect: validation.dialect)
         let handle = { (line: UnsafeRawBufferPointer, number: Int) throws in
             guard number >= firstLine else { return }
             let spooled: Bool? = try parser.withParsedLine(line, lineNumber: number) { parsed in
                 do {
-                    try parsed.validate(encoder: encoder, format: format)
+                    try validation.check(parsed)
                 } catch let error as LegacyAPNsError {
                     throw NotificationLineParser.LineError(line: number, reason: error.reason).error
                 }

@@ -49,10 +49,10 @@ final class SpoolFile: @unchecked Sendable {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// The records from the start, as notifications (call after the last ``flush()``).
+    /// The records from the start (call after the last ``flush()``).
     func records() -> Records { Records(file: self) }
 
-    /// The spooled notifications, in order.
+    /// The spooled records, in order.
     struct Records: Sequence, Sendable {
         let file: SpoolFile
 
@@ -69,14 +69,14 @@ final class SpoolFile: @unchecked Sendable {
 
             init(descriptor: Int32) { self.descriptor = descriptor }
 
-            mutating func next() -> PushNotification? {
+            mutating func next() -> SpoolRecord.Decoded? {
                 while true {
                     let decoded = buffer.withUnsafeBytes { raw in
                         SpoolRecord.decode(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
                     }
-                    if let (notification, size) = decoded {
+                    if let (record, size) = decoded {
                         start += size
-                        return notification
+                        return record
                     }
                     if atEnd { return nil }
                     refill()

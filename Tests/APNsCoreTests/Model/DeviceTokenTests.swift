@@ -15,9 +15,16 @@ import Testing
 
     @Test(arguments: [
         ("74zz", "token has 'z' at position 3, expected hex digits"),
-        ("abc", "token has an odd number of hex digits (3)"),
-        ("", "token is empty"),
-        (String(repeating: "ab", count: 101), "token has 101 bytes, at most 100 are allowed"),
+        ("abc", "token has 3 hex digits, expected 64 (32 bytes)"),
+        ("", "token is empty, expected 64 hex digits (32 bytes)"),
+        (String(repeating: "ab", count: 101), "token has 101 bytes, expected 32 (at most 100 in item frames)"),
+        // Issue #14: the length errors say what is expected.
+        (String(repeating: "a", count: 63), "token has 63 hex digits, expected 64 (32 bytes)"),
+        (
+            String(repeating: "a", count: 65),
+            "token has 65 hex digits, expected 64 (32 bytes), or an even number up to 200 for item frames"
+        ),
+        ("<740f 470>", "token has 7 hex digits, expected 64 (32 bytes)"),
     ])
     func rejectsMalformedHexWithAClearReason(input: String, reason: String) {
         #expect(throws: LegacyAPNsError(.invalidToken, reason)) { try DeviceToken(hexString: input) }

@@ -97,10 +97,14 @@ import Testing
     @Test func enhancedAndSimpleFramesNeed32ByteTokens() throws {
         let short = PushNotification(token: try DeviceToken(hexString: "abcd"), payload: try Payload(json: "{}"))
         var writer = ByteWriter()
-        #expect(throws: LegacyAPNsError(.invalidToken, "token has 2 bytes, enhanced frames need 32")) {
+        #expect(
+            throws: LegacyAPNsError(.invalidToken, "token has 2 bytes, expected 32 (64 hex digits) in enhanced frames")
+        ) {
             try FrameEncoder().encode(short, as: .enhanced, into: &writer)
         }
-        #expect(throws: LegacyAPNsError(.invalidToken, "token has 2 bytes, simple frames need 32")) {
+        #expect(
+            throws: LegacyAPNsError(.invalidToken, "token has 2 bytes, expected 32 (64 hex digits) in simple frames")
+        ) {
             try FrameEncoder().encode(short, as: .simple, into: &writer)
         }
         try FrameEncoder().encode(short, as: .itemized, into: &writer)

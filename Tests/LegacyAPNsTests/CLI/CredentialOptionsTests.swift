@@ -74,12 +74,30 @@ import Testing
         #expect(noPassphrase.certificate == fromP12.certificate)
     }
 
-    @Test func loadIdentityErrorsNameTheFile() {
+    @Test func loadIdentityErrorsNameTheFile() throws {
         #expect(throws: CLIError.self) { try CredentialOptions.loadIdentity(arguments([:]), console: console) }
         let path = Fixtures.certs("universal-legacy.p12")
-        #expect(throws: LegacyAPNsError(.wrongPassphrase, "\(path): wrong passphrase for the PKCS#12 file")) {
+        // Issue #14: no passphrase option and no terminal is "no passphrase given", not "wrong".
+        #expect(
+            throws: LegacyAPNsError(
+                .missingPassphrase,
+                "'\(path)' is encrypted and no passphrase was given (stdin is not a terminal, so there is no "
+                    + "prompt): use --passphrase-env NAME or --passphrase-file PATH")
+        ) {
             try CredentialOptions.loadIdentity(arguments(["cert": path]), console: console)
         }
+        // A wrong explicit passphrase (the value of PATH) is still a wrong passphrase.
+        #expect(throws: LegacyAPNsError(.wrongPassphrase, "\(path): wrong passphrase for the PKCS#12 file")) {
+            try CredentialOptions.loadIdentity(arguments(["cert": path, "passphrase-env": "PATH"]), console: console)
+        }
+        // The separate key is the file named when it is the encrypted one.
+        let key = Fixtures.certs("universal-encrypted.key")
+        let error = try #require(throws: LegacyAPNsError.self) {
+            try CredentialOptions.loadIdentity(
+                arguments(["cert": Fixtures.certs("universal.pem"), "key": key]), console: console)
+        }
+        #expect(error.code == .missingPassphrase)
+        #expect(error.reason.hasPrefix("'\(key)' is encrypted and no passphrase was given"))
         let pem = Fixtures.certs("universal.pem")
         #expect(
             throws: LegacyAPNsError(.missingCredentials, "'\(pem)' holds no private key: give it with --key PATH")
@@ -98,5 +116,26 @@ import Testing
     @Test func optionTablesHaveTheSharedNames() {
         #expect(CredentialOptions.all.map(\.name) == ["cert", "key", "passphrase-env", "passphrase-file"])
         #expect(CredentialOptions.passphraseOnly.map(\.name) == ["passphrase-env", "passphrase-file"])
+    }
+}
+
+/// The built binary with stdin a pipe, as under CI or cron (issue #14).
+@Suite struct MissingPassphraseTests {
+    @Test func anEncryptedFileWithoutPassphraseOptionsAndWithoutATerminalSaysNoPassphraseWasGiven() throws {
+        let path = Fixtures.certs("universal-legacy.p12")
+        let result = try CLIRunner.runBinary(["inspect", path])
+        #expect(result.status == 2)
+        #expect(
+            result.errorLines == [
+                "legacy-push: error: '\(path)' is encrypted and no passphrase was given (stdin is not a terminal, "
+                    + "so there is no prompt): use --passphrase-env NAME or --passphrase-file PATH"
+            ])
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func anUnencryptedFileNeedsNoPassphraseOption() throws {
+        let result = try CLIRunner.runBinary(["inspect", Fixtures.certs("universal-legacy-nopass.p12")])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.output.contains("com.example.legacy"))
     }
 }

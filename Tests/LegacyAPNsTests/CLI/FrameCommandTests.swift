@@ -77,7 +77,11 @@ import Testing
         (["frame", "encode", "--token", "xyz", "--payload", "{}"], "token has 'x' at position 1, expected hex digits"),
         (
             ["frame", "encode", "--token", String(repeating: "ab", count: 31), "--payload", "{}"],
-            "token has 31 bytes, enhanced frames need 32"
+            "token has 31 bytes, expected 32 (64 hex digits) in enhanced frames"
+        ),
+        (
+            ["frame", "encode", "--token", String(repeating: "a", count: 63), "--payload", "{}"],
+            "token has 63 hex digits, expected 64 (32 bytes)"
         ),
         (
             ["frame", "encode", "--token", String(repeating: "ab", count: 32), "--payload", "{"],

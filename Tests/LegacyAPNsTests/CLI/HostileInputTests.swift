@@ -34,10 +34,10 @@ import Testing
         Case(
             name: "token too short",
             arguments: ["send", "--token", String(token.dropFirst(2)), "--alert", "a"] + connection,
-            phrase: "token has 31 bytes, enhanced frames need 32"),
+            phrase: "token has 31 bytes, expected 32 (64 hex digits) in enhanced frames"),
         Case(
             name: "token with odd digits", arguments: ["send", "--token", token + "a", "--alert", "a"] + connection,
-            phrase: "odd number of hex digits"),
+            phrase: "token has 65 hex digits, expected 64 (32 bytes)"),
         Case(
             name: "invalid payload JSON", arguments: ["send", "--token", token, "--payload", "{'a':1}"] + connection,
             phrase: "payload is not valid JSON"),
@@ -61,7 +61,7 @@ import Testing
         Case(
             name: "JSON Lines with a bad token", arguments: ["send", "--input", "-"] + connection,
             stdin: "{\"token\":\"\(token)\",\"payload\":{}}\n{\"token\":\"abc\",\"payload\":{}}\n",
-            phrase: "line 2: token has an odd number"),
+            phrase: "line 2: token has 3 hex digits, expected 64 (32 bytes)"),
         Case(
             name: "JSON Lines that are not objects", arguments: ["send", "--input", "-"] + connection,
             stdin: "[1,2,3]\n", phrase: "line 1: expected a JSON object"),

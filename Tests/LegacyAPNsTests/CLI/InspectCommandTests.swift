@@ -54,7 +54,12 @@ import Testing
         ])
         #expect(run.status == 1)
         #expect(run.output.contains("Valid until  2020-01-01T00:00:00Z (EXPIRED 2571 days ago)"))
-        #expect(run.error == "legacy-push: warning: certificate expired on 2020-01-01T00:00:00Z (2571 days ago)\n")
+        // Issue #14: "expired", not a warning.
+        #expect(
+            run.error
+                == "legacy-push: expired: the certificate expired on 2020-01-01T00:00:00Z (2571 days ago); gateways "
+                + "refuse it: renew it\n")
+        #expect(!run.error.contains("warning"))
         let json = await CredentialsCLI.run([
             "inspect", Fixtures.certs("expired.pem"), "--json", "--now", "1800000000",
         ])
@@ -132,5 +137,65 @@ import Testing
         for text in ["USAGE: legacy-push inspect", "--passphrase-file <path>", "--json", "--key <path>", "EXAMPLES:"] {
             #expect(run.output.contains(text), "\(text)")
         }
+    }
+}
+
+/// Issue #14: the leaf of a bundle is the provider certificate, and text and JSON tell one story.
+@Suite struct InspectLeafTests {
+    @Test func aBundleWithTheCAFirstIsSummarisedByItsProviderCertificate() async throws {
+        let scratch = try ScratchDirectory()
+        let bundle = try scratch.write(
+            Fixtures.bytes(Fixtures.certs("chain.pem")) + Fixtures.bytes(Fixtures.certs("universal.pem")),
+            named: "bundle.pem")
+        let run = await CredentialsCLI.run(["inspect", bundle])
+        #expect(run.status == 0, "\(run.error)")
+        let lines = run.output.split(separator: "\n").map(String.init)
+        #expect(lines.contains("Team ID      TEAM123456"))
+        #expect(lines.contains("Topic        com.example.legacy"))
+        #expect(lines.filter { $0.contains("Worldwide Developer Relations CA") && $0.hasPrefix("Subject") }.isEmpty)
+        let chain = lines.drop { !$0.hasPrefix("Chain") }.prefix { $0.hasPrefix("Chain") || $0.hasPrefix(" ") }
+        #expect(chain.count == 2)
+        #expect(chain.contains { $0.contains("LegacyAPNs Test Root CA") })
+
+        let json = await CredentialsCLI.run(["inspect", bundle, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        #expect(object["teamID"] as? String == "TEAM123456")
+        #expect(object["topic"] as? String == "com.example.legacy")
+    }
+
+    @Test func aCAHasNoTeamID() async throws {
+        let run = await CredentialsCLI.run(["inspect", Fixtures.certs("wwdr.pem")])
+        #expect(run.status == 0)
+        #expect(!run.output.contains("Team ID"))
+        let json = await CredentialsCLI.run(["inspect", Fixtures.certs("wwdr.pem"), "--json"])
+        #expect(json.output.contains(#""teamID":null"#))
+    }
+
+    /// For every certificate fixture, each topic's kinds in the text rows ("name (kinds)") are the
+    /// kinds of the same topic in the JSON `topicKinds`.
+    @Test(arguments: [
+        "universal.pem", "universal.cer", "production.pem", "development.pem", "expired.pem", "universal-combined.pem",
+    ])
+    func textAndJSONShowTheSameKinds(file: String) async throws {
+        let path = Fixtures.certs(file)
+        let text = await CredentialsCLI.run(["inspect", path, "--now", "1800000000"])
+        let json = await CredentialsCLI.run(["inspect", path, "--json", "--now", "1800000000"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let topicKinds = try #require(object["topicKinds"] as? [[String: Any]])
+        let fromJSON = topicKinds.map { entry -> String in
+            let name = entry["topic"] as? String ?? "?"
+            let kinds = entry["kinds"] as? [String] ?? []
+            return kinds.isEmpty ? name : "\(name) (\(kinds.joined(separator: ", ")))"
+        }
+        let rows = text.output.split(separator: "\n").map(String.init)
+        guard let start = rows.firstIndex(where: { $0.hasPrefix("Topics ") }) else {
+            #expect(fromJSON.isEmpty)
+            return
+        }
+        let fromText = rows[start...].prefix { $0.hasPrefix("Topics ") || $0.hasPrefix("       ") }.map {
+            $0.dropFirst(13).trimmingCharacters(in: .whitespaces)
+        }
+        #expect(fromText == fromJSON)
+        #expect(object["topics"] as? [String] == topicKinds.map { $0["topic"] as? String ?? "?" })
     }
 }

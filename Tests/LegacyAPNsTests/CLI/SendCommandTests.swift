@@ -89,7 +89,10 @@ import Testing
 
     @Test(arguments: [
         ("{\"token\":\"zz\",\"payload\":{}}\n", "line 1: token has 'z' at position 1, expected hex digits"),
-        ("\n{\"token\":\"abcd\",\"payload\":{}}\n", "line 2: token has 2 bytes, enhanced frames need 32"),
+        (
+            "\n{\"token\":\"abcd\",\"payload\":{}}\n",
+            "line 2: token has 2 bytes, expected 32 (64 hex digits) in enhanced frames"
+        ),
         ("{\"payload\":{}}\n", "line 1: missing \"token\""),
         (
             "{\"token\":\"\(String(repeating: "ab", count: 32))\",\"payload\":{\"a\":1}\n",
@@ -153,7 +156,9 @@ import Testing
             #expect(size > 8 * 1024 * 1024)  // big enough for the two-thread check
             let result = await CLIRunner.run(Self.baseArguments(gateway) + ["--input", input])
             #expect(result.status == 2)
-            #expect(result.stderr == "legacy-push: error: line \(badLine): token has an odd number of hex digits (5)\n")
+            #expect(
+                result.stderr == "legacy-push: error: line \(badLine): token has 5 hex digits, expected 64 (32 bytes)\n"
+            )
             #expect(gateway.simulator.statistics.connections == 0)
         }
     }

@@ -56,6 +56,17 @@ final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Waits (up to `timeout` seconds) until stderr satisfies `predicate`; returns whether it did.
+    func waitForStderr(timeout: Double = 20, where predicate: (String) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if lock.withLock({ predicate(errText) }) { return true }
+            if !process.isRunning { return lock.withLock { predicate(errText) } }
+            usleep(10_000)
+        }
+        return false
+    }
+
     var lines: [String] { lock.withLock { outLines } }
     var stderr: String { lock.withLock { errText } }
 

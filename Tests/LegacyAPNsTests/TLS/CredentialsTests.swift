@@ -67,11 +67,14 @@ import Testing
         let other = try PrivateKey(pemRepresentation: Fixtures.bytes(Fixtures.certs("other.key")))
         #expect(p12.replacingPrivateKey(other).keyMatches == false)
 
-        // A bundle with the chain first: the leaf is the certificate the key belongs to.
+        // A bundle with the chain first: without a key the leaf is the first certificate that is not
+        // a CA (issue #14: it used to be the CA, whose OU then passed for the Team ID); with one, the
+        // certificate the key belongs to.
         let bundle = try Credentials(
             Fixtures.bytes(Fixtures.certs("chain.pem")) + Fixtures.bytes(Fixtures.certs("universal.pem")),
             passphrase: nil)
-        #expect(bundle.certificate.subjectName.commonName == "LegacyAPNs Test Worldwide Developer Relations CA")
+        #expect(bundle.certificate.subjectName.commonName == "Apple Push Services: com.example.legacy")
+        #expect(bundle.chain.count == 2)
         let key = try PrivateKey(pemRepresentation: Fixtures.bytes(Fixtures.certs("universal.key")))
         let rearranged = bundle.replacingPrivateKey(key)
         #expect(rearranged.certificate == universal)

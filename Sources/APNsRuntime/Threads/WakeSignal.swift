@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A way to wake a thread that waits on a socket: another thread calls ``signal()``, and a wait
+/// given this signal (``Socket/wait(for:timeout:wake:)``) returns at once. A non-blocking pipe;
+/// signals do not pile up (one pending byte is enough).
+package final class WakeSignal: @unchecked Sendable {
+    // @unchecked: the descriptors are set once; `pending` is an atomic-like flag guarded by the
+    // pipe itself (writes of one byte are atomic; extra signals are harmless).
+    let readDescriptor: Int32
+    private let writeDescriptor: Int32
+
+    package init() {
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) == 0 {
+            for fd in fds {
+                _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            }
+        }
+        readDescriptor = fds[0]
+        writeDescriptor = fds[1]
+    }
+
+    deinit {
+        if readDescriptor >= 0 { close(readDescriptor) }
+        if writeDescriptor >= 0 { close(writeDescriptor) }
+    }
+
+    /// Wakes the waiter (from any thread).
+    package func signal() {
+        var byte: UInt8 = 1
+        _ = write(writeDescriptor, &byte, 1)
+    }
+
+    /// Clears pending signals (the waiter, after waking).
+    package func clear() {
+        var scratch = [UInt8](repeating: 0, count: 64)
+        while scratch.withUnsafeMutableBytes({ read(readDescriptor, $0.baseAddress, $0.count) }) > 0 {}
+    }
+}

@@ -1,0 +1,141 @@
+internal import APNsRuntime
+
+/// Sends notifications through Apple's HTTP/2 provider API (or a local one), and accounts for
+/// every one.
+///
+/// ```swift
+/// let key = try SigningKey(pemRepresentation: p8Bytes)
+/// var configuration = ProviderClient.Configuration(
+///     server: .sandbox, credentials: .token(key, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
+/// configuration.topic = "com.example.app"
+/// let client = try ProviderClient(configuration: configuration)
+/// let report = await client.send(requests)   // any Sequence or AsyncSequence of ProviderRequest
+/// for rejection in report.rejected { print(rejection.status, rejection.reason ?? "") }
+/// ```
+///
+/// The same `.p12` that served the binary gateway works: `.certificate(identity)`. Each connection
+/// of the pool is owned by one thread that submits many requests per TLS record and reads the
+/// answers in the same poll; a ``ProviderConnectionMachine`` per connection decides what to send,
+/// retry or give up, so every notification ends accepted (a 200), rejected (status, reason, the
+/// 410 timestamp), unconfirmed (sent, answer lost: a possible duplicate if sent again) or not sent,
+/// and a request that a GOAWAY, a refused or reset stream, a lost connection, 429 or 5xx left
+/// without a verdict goes out again on whichever connection is free.
+public struct ProviderClient: Sendable {
+    /// Everything about where and how to send.
+    public struct Configuration: Sendable {
+        /// Where to connect.
+        public var server: ProviderServer
+        /// Certificate or token authentication.
+        public var credentials: ProviderCredentials
+        /// Which CAs vouch for the server (the system store, or a local simulator's CA).
+        public var trust: TLSConfiguration.Trust = .systemDefault
+        /// The topic of requests that carry none (certificate auth: the certificate's topic by
+        /// default; token auth needs one, here or in every request).
+        public var topic: String?
+        /// Parallel connections.
+        public var connections = 1
+        /// Stream limits, timeouts, retries and token rotation, per connection.
+        public var delivery = ProviderConnectionMachine.Configuration()
+        /// Time to establish TCP and TLS.
+        public var connectTimeout: Duration = .seconds(10)
+        /// Notifications read ahead of the connections (memory stays bounded by this).
+        public var inputBuffer = 8192
+        /// The clocks (inject one in tests to move through token lifetimes quickly).
+        public var clock: any ProviderClock = SystemProviderClock()
+
+        /// Creates a configuration with the documented defaults.
+        public init(server: ProviderServer, credentials: ProviderCredentials) {
+            self.server = server
+            self.credentials = credentials
+            self.topic = credentials.certificateTopic
+        }
+    }
+
+    /// The configuration the client was created with.
+    public let configuration: Configuration
+    private let context: TLSContext
+    private let events: (@Sendable (ProviderEvent) -> Void)?
+
+    /// Creates a client; nothing connects until a send.
+    ///
+    /// - Parameter events: called for every ``ProviderEvent``, from the connection threads; keep
+    ///   it quick.
+    /// - Throws: ``LegacyAPNsError`` when the TLS context cannot be built.
+    public init(configuration: Configuration, events: (@Sendable (ProviderEvent) -> Void)? = nil) throws {
+        self.configuration = configuration
+        let identity: ClientIdentity? =
+            if case .certificate(let identity) = configuration.credentials { identity } else { nil }
+        self.context = try TLSContext.client(
+            TLSConfiguration(identity: identity, trust: configuration.trust), applicationProtocols: ["h2"])
+        self.events = events
+        var delivery = configuration.delivery
+        delivery.usesTokens = configuration.credentials.usesTokens
+        self.delivery = delivery
+    }
+
+    private let delivery: ProviderConnectionMachine.Configuration
+
+    /// Sends one notification.
+    public func send(_ request: ProviderRequest) async -> ProviderSendReport {
+        await send([request])
+    }
+
+    /// Sends every notification of a sequence, iterated on a thread of its own as fast as the
+    /// connections take them.
+    public func send<Input: Sequence & Sendable>(_ requests: Input) async -> ProviderSendReport
+    where Input.Element == ProviderRequest {
+        await run { stream in
+            await OSThread.run(name: "apns-h2-input") {
+                for request in requests {
+                    guard stream.submitBlocking(request) != nil else { break }
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Sends every notification of an asynchronous sequence, streaming. If the sequence throws,
+    /// no more are taken, those taken are settled, and the error is the report's failure.
+    /// Cancelling the task does the same.
+    public func send<Input: AsyncSequence>(_ requests: Input) async -> ProviderSendReport
+    where Input.Element == ProviderRequest {
+        await run { stream in
+            do {
+                for try await request in requests {
+                    guard await stream.submit(request) != nil else { return nil }
+                }
+            } catch let error as LegacyAPNsError {
+                return error
+            } catch {
+                return LegacyAPNsError(.malformedInput, "\(error)")
+            }
+            return nil
+        }
+    }
+
+    /// Checks a request as the send does before sending it: what APNs would refuse it for, or nil.
+    public func problem(with request: ProviderRequest) -> (reason: ProviderReason, explanation: String)? {
+        var request = request
+        if request.topic == nil { request.topic = configuration.topic }
+        if request.pushType == nil { request.pushType = .inferred(for: request.payload) }
+        return request.problem(usesTokens: configuration.credentials.usesTokens)
+    }
+
+    /// Opens a long-running send: connections start now, and notifications are submitted as they
+    /// come (see ``ProviderStream``). The client's event handler gets every verdict.
+    public func openStream() -> ProviderStream {
+        ProviderStream(client: configuration, context: context, delivery: delivery, events: events)
+    }
+
+    private func run(_ feed: (ProviderStream) async -> LegacyAPNsError?) async -> ProviderSendReport {
+        let stream = openStream()
+        // An input failure or a cancellation stops the stream; the report names the first reason
+        // the send stopped (a connection's, or this one).
+        await withTaskCancellationHandler {
+            if let failure = await feed(stream) { stream.stop(failure) }
+        } onCancel: {
+            stream.stop(LegacyAPNsError(.cancelled, "the send was cancelled"))
+        }
+        return await stream.finish()
+    }
+}

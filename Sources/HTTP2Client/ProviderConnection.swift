@@ -1,0 +1,376 @@
+internal import APNsRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The owner of one connection slot of an HTTP/2 send: a single thread that runs the
+/// ``ProviderConnectionMachine`` over TLS and nghttp2.
+///
+/// Each turn it asks the machine what to do and does it: connect (TLS with ALPN `h2`, then the
+/// HTTP/2 preface), take work from the shared ``ProviderWorkQueue``, sign a token, submit requests
+/// (many before one flush, so a TLS record carries many of them), reset a stream that waited too
+/// long, PING, close. While waiting it reads the server's frames and writes what is pending in the
+/// same poll, so a server that stops reading never stops this side from reading its answers. The
+/// nghttp2 delegate turns frames into machine events. Not `Sendable`: it lives and dies on its
+/// thread.
+final class ProviderConnection: HTTP2SessionDelegate {
+    struct Settings: Sendable {
+        var endpoint: Endpoint
+        var context: TLSContext
+        var credentials: ProviderCredentials
+        var connectTimeout: Double
+        /// Used for requests without a topic.
+        var defaultTopic: String?
+        var clock: any ProviderClock
+    }
+
+    /// A response being received on one stream.
+    private struct Partial {
+        var status = 0
+        var apnsID: APNsID?
+        var uniqueID: APNsID?
+        var body: [UInt8] = []
+    }
+
+    /// The largest response body read (APNs sends a short JSON object).
+    static let maximumBodySize = 4096
+
+    private let settings: Settings
+    private let queue: ProviderWorkQueue
+    private let events: (@Sendable (ProviderEvent) -> Void)?
+    private var machine: ProviderConnectionMachine
+    private var transport: TLSSession?
+    private var session: HTTP2Session?
+    private var output = ByteWriter(capacity: 64 * 1024)
+    private var headers = HTTP2HeaderList(byteCapacity: 512, fieldCapacity: 12)
+    private var partials: [Int32: Partial] = [:]
+    private var token: ProviderToken?
+    private var isFirstRequest = true
+    private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    /// Signalled by the queue when work arrives while this connection waits with free streams.
+    private let wake = WakeSignal()
+
+    init(
+        slot: Int, settings: Settings, delivery: ProviderConnectionMachine.Configuration, queue: ProviderWorkQueue,
+        events: (@Sendable (ProviderEvent) -> Void)?
+    ) {
+        self.settings = settings
+        self.queue = queue
+        self.events = events
+        self.machine = ProviderConnectionMachine(configuration: delivery, connection: slot)
+        partials.reserveCapacity(Swift.min(delivery.maximumStreams, 1024))
+    }
+
+    deinit { readBuffer.deallocate() }
+
+    /// Runs until the slot has nothing left to do.
+    func run() -> ProviderSendReport {
+        while true {
+            let now = settings.clock.now()
+            let action = machine.nextAction(now: now)
+            publish()
+            switch action {
+            case .connect(let delay):
+                pause(delay)
+                open()
+            case .take(let maximum):
+                switch queue.take(maximum: maximum, now: now) {
+                case .entries(let entries): machine.took(entries, now: now)
+                case .nothing(let retryAt): machine.nothingToTake(retryAt: retryAt, now: now)
+                case .exhausted: machine.inputExhausted()
+                case .stopped(let error): machine.stop(error)
+                }
+            case .mintToken:
+                mintToken(now: now)
+            case .submit(let entry):
+                submit(entry, now: now)
+            case .cancel(let stream):
+                try? session?.submitRstStream(stream: stream, errorCode: .cancel)
+                partials[stream] = nil
+            case .ping:
+                try? session?.submitPing()
+            case .wait(let deadline):
+                exchange(until: deadline)
+            case .close:
+                close()
+                machine.closed()
+            case .finished:
+                publish()
+                if machine.report.failure != nil, let failure = machine.report.failure { queue.stop(failure) }
+                return machine.report
+            }
+        }
+    }
+
+    private func publish() {
+        queue.requeue(machine.takeRequeued())
+        queue.finalized(machine.takeFinalizedCount())
+        let pending = machine.takeEvents()
+        guard let events, !pending.isEmpty else { return }
+        for event in pending { events(event) }
+    }
+
+    /// Waits `delay` before reconnecting, in slices, so a stopped send does not wait it out.
+    private func pause(_ delay: Duration) {
+        let end = Monotonic.now() + delay.inSeconds
+        while true {
+            let remaining = end - Monotonic.now()
+            guard remaining > 0 else { return }
+            queue.waitForWork(timeout: Swift.min(remaining, 0.1))
+            if case .stopped = queue.take(maximum: 0, now: settings.clock.now()) { return }
+        }
+    }
+
+    // MARK: - Connecting
+
+    private func open() {
+        let now = settings.clock.now()
+        do {
+            let tls = try TLSSession.connect(
+                to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout)
+            let spoken = tls.applicationProtocol
+            guard spoken.isEmpty || spoken == "h2" else {
+                tls.close()
+                throw LegacyAPNsError(
+                    .protocolRefused, "\(settings.endpoint) chose \(spoken) by ALPN instead of h2 (HTTP/2)")
+            }
+            var options = HTTP2Session.Options()
+            options.peerMaxConcurrentStreams = settings.credentials.usesTokens ? 1 : 100
+            options.maximumPendingRequests = Swift.max(1, machine.configuration.maximumStreams)
+            let session = try HTTP2Session(role: .client, options: options, delegate: self)
+            transport = tls
+            self.session = session
+            partials.removeAll(keepingCapacity: true)
+            token = nil
+            isFirstRequest = true
+            output.clear()
+            machine.connected(now: now, serverStreamLimit: Int(session.remoteMaxConcurrentStreams))
+            flush()
+        } catch let error as LegacyAPNsError {
+            machine.connectFailed(error, now: now)
+        } catch {
+            machine.connectFailed(LegacyAPNsError(.connectionFailed, "\(error)", underlying: error), now: now)
+        }
+    }
+
+    private func close() {
+        if let session {
+            try? session.terminate(errorCode: .noError)
+            flush()
+        }
+        transport?.close()
+        transport = nil
+        session = nil
+        output.clear()
+    }
+
+    /// The connection broke: tell the machine and forget it.
+    private func lost(_ error: LegacyAPNsError) {
+        transport?.close()
+        transport = nil
+        session = nil
+        output.clear()
+        machine.connectionLost(error, now: settings.clock.now())
+    }
+
+    // MARK: - Requests
+
+    private func mintToken(now: Duration) {
+        guard case .token(let key, let keyID, let teamID) = settings.credentials else {
+            machine.tokenMinted(now: now)
+            return
+        }
+        do {
+            token = try key.signProviderToken(keyID: keyID, teamID: teamID, issuedAt: settings.clock.unixTime())
+            machine.tokenMinted(now: now)
+        } catch {
+            let failure = (error as? LegacyAPNsError) ?? LegacyAPNsError(.invalidValue, "\(error)")
+            machine.stop(failure)
+            queue.stop(failure)
+        }
+    }
+
+    private func submit(_ entry: ProviderEntry, now: Duration) {
+        var request = entry.request
+        if request.topic == nil { request.topic = settings.defaultTopic }
+        if request.pushType == nil { request.pushType = .inferred(for: request.payload) }
+        if let (reason, _) = request.problem(usesTokens: settings.credentials.usesTokens) {
+            machine.refused(entry, reason: reason)
+            return
+        }
+        guard let session else {
+            machine.submitFailed(entry, now: now)
+            return
+        }
+        request.authorizationToken = token?.compactSerialization
+        headers.removeAll()
+        request.writeHeaders(into: &headers, authority: settings.endpoint.host, isFirstOnConnection: isFirstRequest)
+        do {
+            let stream = try session.submitRequest(headers: headers, body: request.payload.bytes)
+            isFirstRequest = false
+            machine.submitted(entry, stream: stream, now: now)
+        } catch {
+            machine.submitFailed(entry, now: now)
+        }
+        // Many requests go into one TLS record: flush only when a good amount is waiting.
+        if output.count >= 16 * 1024 || session.wantsWrite { collectOutput() }
+        if output.count >= 16 * 1024 { flush() }
+    }
+
+    // MARK: - Reading and writing
+
+    /// Moves what nghttp2 wants to send into `output`.
+    private func collectOutput() {
+        guard let session else { return }
+        do {
+            while session.wantsWrite {
+                let before = output.count
+                try session.send(into: &output)
+                if output.count == before { break }
+            }
+        } catch {
+            lost(LegacyAPNsError(.protocolViolation, "\(error)", underlying: error as? LegacyAPNsError))
+        }
+    }
+
+    /// Writes what it can of `output` without blocking. False when the connection broke.
+    @discardableResult
+    private func flush() -> Bool {
+        collectOutput()
+        guard let transport else { return false }
+        while !output.isEmpty {
+            let result = output.withUnsafeReadableBytes { transport.write($0) }
+            switch result {
+            case .done(let count):
+                output.removeFirst(count)
+            case .wantRead, .wantWrite:
+                return true  // the rest goes when the socket takes it (exchange waits for that)
+            case .closed:
+                lost(LegacyAPNsError(.connectionFailed, "\(transport.peer) closed the connection"))
+                return false
+            case .failed(let error):
+                lost(error)
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Flushes, then waits for the server (and for the socket to take pending output) until
+    /// `deadline`, handling what arrives.
+    private func exchange(until deadline: Duration?) {
+        guard flush(), let transport else { return }
+        let now = settings.clock.now()
+        var timeout = deadline.map { Swift.max(0, ($0 - now).inSeconds) } ?? 1.0
+        timeout = Swift.min(timeout, 1.0)
+        let wanted: Readiness = output.isEmpty ? .readable : [.readable, .writable]
+        if machine.wantsInput {
+            // Wake as soon as the producer has something, not at the next look at the queue.
+            guard queue.sleep(wake) else {
+                machine.inputMayHaveArrived(now: now)
+                return
+            }
+            guard transport.wait(for: wanted, timeout: timeout, wake: wake) else { return }
+            machine.inputMayHaveArrived(now: settings.clock.now())
+        } else {
+            guard transport.wait(for: wanted, timeout: timeout) else { return }
+        }
+        readAvailable()
+        flush()
+    }
+
+    /// Reads and hands to nghttp2 everything the server has sent so far.
+    private func readAvailable() {
+        while let transport, let session {
+            switch transport.read(into: readBuffer) {
+            case .done(let count):
+                do {
+                    try session.receive(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
+                } catch {
+                    flush()  // nghttp2's GOAWAY, if it wrote one
+                    lost((error as? LegacyAPNsError) ?? LegacyAPNsError(.protocolViolation, "\(error)"))
+                    return
+                }
+            case .wantRead, .wantWrite:
+                return
+            case .closed:
+                lost(
+                    LegacyAPNsError(
+                        .connectionFailed, "\(transport.peer) closed the connection",
+                        underlying: session.connectionError))
+                return
+            case .failed(let error):
+                lost(error)
+                return
+            }
+        }
+    }
+
+    // MARK: - HTTP2SessionDelegate
+
+    func didBeginHeaders(stream: Int32) {
+        if partials[stream] == nil { partials[stream] = Partial() }
+    }
+
+    func didReceiveHeader(stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        guard var partial = partials[stream] else { return }
+        if Self.equals(name, ":status") {
+            var status = 0
+            for byte in value where byte >= 0x30 && byte <= 0x39 { status = status * 10 + Int(byte - 0x30) }
+            partial.status = value.count == 3 ? status : 0
+        } else if Self.equals(name, "apns-id") {
+            partial.apnsID = APNsID(utf8: value)
+        } else if Self.equals(name, "apns-unique-id") {
+            partial.uniqueID = APNsID(utf8: value)
+        }
+        partials[stream] = partial
+    }
+
+    func didReceiveData(stream: Int32, bytes: UnsafeRawBufferPointer) {
+        guard var partial = partials[stream], partial.body.count < Self.maximumBodySize else { return }
+        partial.body.append(contentsOf: bytes.prefix(Self.maximumBodySize - partial.body.count))
+        partials[stream] = partial
+    }
+
+    func didCloseStream(stream: Int32, errorCode: HTTP2ErrorCode) {
+        let now = settings.clock.now()
+        guard let partial = partials.removeValue(forKey: stream), partial.status != 0 else {
+            machine.streamClosed(stream, errorCode: errorCode, now: now)
+            return
+        }
+        var response = ProviderResponse(status: partial.status, apnsID: partial.apnsID, apnsUniqueID: partial.uniqueID)
+        if !partial.body.isEmpty, case .success(let body) = ProviderResponse.decodeBody(partial.body) {
+            response.reason = body.reason
+            response.timestamp = body.timestamp
+        }
+        if partial.status != 200 && response.reason == nil && errorCode != .noError {
+            // Headers came, then the stream was reset before the body: no verdict to trust.
+            machine.streamClosed(stream, errorCode: errorCode, now: now)
+            return
+        }
+        machine.received(response, on: stream, now: now)
+    }
+
+    func didReceiveGoaway(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: UnsafeRawBufferPointer) {
+        machine.receivedGoaway(
+            ProviderGoaway(lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData),
+            now: settings.clock.now())
+    }
+
+    func didReceiveSettings(_ settings: HTTP2Settings) {
+        if let limit = settings.maxConcurrentStreams {
+            machine.settingsChanged(maximumConcurrentStreams: Int(limit), now: self.settings.clock.now())
+        }
+    }
+
+    func didReceivePingAck(_ payload: UInt64) {
+        machine.pingAcknowledged(now: settings.clock.now())
+    }
+
+    private static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        text.withUTF8Buffer { expected in
+            expected.count == bytes.count && memcmp(expected.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+        }
+    }
+}

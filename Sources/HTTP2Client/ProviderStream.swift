@@ -1,0 +1,132 @@
+internal import APNsRuntime
+
+/// A long-running HTTP/2 send that takes notifications as they come: from any number of threads
+/// or tasks, for as long as the producer runs (the bridge keeps one open for days).
+///
+/// ```swift
+/// let stream = client.openStream()          // connections start now
+/// let position = await stream.submit(request, tag: 42)
+/// // ... the client's event handler sees .accepted / .rejected / .unconfirmed with tag 42 ...
+/// let report = await stream.finish()        // every submitted notification has its verdict
+/// ```
+///
+/// Every submitted notification gets exactly one verdict event (``ProviderEvent/accepted(connection:_:)``,
+/// ``ProviderEvent/rejected(connection:_:)`` or ``ProviderEvent/unconfirmed(connection:_:)``)
+/// carrying the `tag` it was submitted with, so a producer routes verdicts back to their source
+/// without a lookup of its own. A stream stops for good when its credentials cannot succeed, when
+/// the server stays unreachable past the retry budget, or on ``stop(_:)``: from then on
+/// ``submit(_:tag:)`` returns nil, and what was waiting gets its `unconfirmed` event (connection
+/// -1) as soon as the last connection has finished. Open a new stream to go on.
+public final class ProviderStream: Sendable {
+    private let queue: ProviderWorkQueue
+    private let final = Handoff<ProviderSendReport>()
+    private let collector: ReportCollector
+
+    init(
+        client configuration: ProviderClient.Configuration, context: TLSContext,
+        delivery: ProviderConnectionMachine.Configuration, events: (@Sendable (ProviderEvent) -> Void)?
+    ) {
+        let clock = configuration.clock
+        let start = clock.now()
+        let queue = ProviderWorkQueue(capacity: configuration.inputBuffer)
+        let slots = Swift.max(1, configuration.connections)
+        let final = self.final
+        self.queue = queue
+        self.collector = ReportCollector(expected: slots) { merged in
+            // Every connection has finished: what none will send any more gets its verdict.
+            var report = merged
+            let (retries, untaken) = queue.leftovers()
+            let reason = report.failure?.reason ?? queue.stopReason?.reason ?? "the send stopped"
+            let keepsLists = delivery.keepsVerdictLists
+            for (entry, mayHaveBeenDelivered) in retries.map({ ($0, $0.possiblyDelivered) })
+                + untaken.map({ ($0, false) })
+            {
+                let unconfirmed = ProviderUnconfirmed(
+                    position: entry.position, request: entry.request, mayHaveBeenDelivered: mayHaveBeenDelivered,
+                    why: reason, tag: entry.tag)
+                if keepsLists { report.unconfirmed.append(unconfirmed) } else { report.unlistedUnconfirmed += 1 }
+                events?(.unconfirmed(connection: -1, unconfirmed))
+            }
+            report.sent = queue.pushed
+            if report.failure == nil, let stopped = queue.stopReason { report.failure = stopped }
+            report.rejected.sort { $0.position < $1.position }
+            report.unconfirmed.sort { $0.position < $1.position }
+            report.seconds = (clock.now() - start).inSeconds
+            final.put(report)
+        }
+        let settings = ProviderConnection.Settings(
+            endpoint: configuration.server.endpoint, context: context, credentials: configuration.credentials,
+            connectTimeout: configuration.connectTimeout.inSeconds, defaultTopic: configuration.topic, clock: clock)
+        let collector = self.collector
+        for slot in 0..<slots {
+            OSThread.start(name: "apns-h2-\(slot)") {
+                let connection = ProviderConnection(
+                    slot: slot, settings: settings, delivery: delivery, queue: queue, events: events)
+                collector.add(connection.run())
+            }
+        }
+    }
+
+    /// Submits a notification, suspending (never blocking) while the stream's input buffer is
+    /// full. Returns its position (1, 2, 3, ... in submission order), or nil when the stream has
+    /// stopped (the notification was not taken; see ``failure``).
+    @discardableResult
+    public func submit(_ request: ProviderRequest, tag: UInt64 = 0) async -> UInt64? {
+        await queue.push(request, tag: tag)
+    }
+
+    /// Submits from an OS thread of the caller's (a socket loop), blocking it while the input
+    /// buffer is full. Returns the position, or nil when the stream has stopped.
+    @discardableResult
+    public func submitBlocking(_ request: ProviderRequest, tag: UInt64 = 0) -> UInt64? {
+        queue.pushWaiting(request, tag: tag)
+    }
+
+    /// Why the stream stopped (nil while it takes notifications).
+    public var failure: LegacyAPNsError? { queue.stopReason }
+
+    /// Stops taking notifications; those in flight still get their answers, the rest their
+    /// `unconfirmed` verdicts.
+    public func stop(_ reason: LegacyAPNsError) {
+        queue.stop(reason)
+    }
+
+    /// No more notifications: waits until every submitted one has its verdict and returns the
+    /// report. Call it once.
+    public func finish() async -> ProviderSendReport {
+        queue.finish()
+        return await final.take()
+    }
+
+    /// Waits until the stream has ended on its own (stopped, or finished elsewhere) and returns the
+    /// report, without finishing it. Call it at most once, instead of ``finish()``.
+    public func ended() async -> ProviderSendReport {
+        await final.take()
+    }
+}
+
+/// Collects the per-connection reports and runs `completion` with the merged one when all are in
+/// (on the thread of the last connection to finish).
+final class ReportCollector: @unchecked Sendable {
+    // @unchecked: `reports` is guarded by `lock`; `completion` is immutable.
+    private let lock = ConditionLock()
+    private let expected: Int
+    private var reports: [ProviderSendReport] = []
+    private let completion: @Sendable (ProviderSendReport) -> Void
+
+    init(expected: Int, completion: @escaping @Sendable (ProviderSendReport) -> Void) {
+        self.expected = expected
+        self.completion = completion
+    }
+
+    func add(_ report: ProviderSendReport) {
+        let all: [ProviderSendReport]? = lock.withLock {
+            reports.append(report)
+            return reports.count == expected ? reports : nil
+        }
+        guard let all else { return }
+        var total = ProviderSendReport()
+        for report in all { total.merge(report) }
+        completion(total)
+    }
+}

@@ -1,0 +1,208 @@
+internal import APNsRuntime
+
+/// The work of one HTTP/2 send, shared by the pool's connection threads: the caller's input
+/// (bounded, so a long input never fills memory), the notifications waiting to be sent again
+/// (any connection may take them: a stream that stalled on one connection is retried on another),
+/// and the count of notifications still without a verdict, which tells the connections when the
+/// send is over.
+final class ProviderWorkQueue: @unchecked Sendable {
+    // @unchecked: every stored property is guarded by `lock`.
+
+    /// What a connection gets when it asks for work.
+    enum Take {
+        /// Notifications to send (retries that are due first, then new input).
+        case entries([ProviderEntry])
+        /// Nothing is due now; a retry becomes due at `retryAt`, and new input may come any time.
+        case nothing(retryAt: Duration?)
+        /// The input is finished and every notification has its verdict.
+        case exhausted
+        /// The send was stopped.
+        case stopped(LegacyAPNsError)
+    }
+
+    private let lock = ConditionLock()
+    private let capacity: Int
+    /// Entries pushed and not yet handed out (their positions are assigned when pushed).
+    private var input = Ring<ProviderEntry>(capacity: 256)
+    private var retries: [ProviderEntry] = []
+    private var nextPosition: UInt64 = 1
+    /// Entries handed out or waiting as retries, without a final verdict.
+    private var outstanding = 0
+    private var producerFinished = false
+    private var stopped: LegacyAPNsError?
+    /// Async producers suspended while the input is full.
+    private var spaceWaiters: [Handoff<Void>] = []
+    /// Connections waiting on their sockets with nothing to send: woken when work arrives.
+    private var sleepers: [WakeSignal] = []
+    private var random = SystemRandomNumberGenerator()
+
+    init(capacity: Int) {
+        self.capacity = Swift.max(1, capacity)
+    }
+
+    /// Notifications pushed so far.
+    var pushed: Int { lock.withLock { Int(nextPosition - 1) } }
+
+    /// Numbers a new request and gives it an apns-id if it has none (under the lock).
+    private func entry(for request: ProviderRequest, tag: UInt64) -> ProviderEntry {
+        var request = request
+        if request.apnsID == nil { request.apnsID = .random(using: &random) }
+        defer { nextPosition += 1 }
+        return ProviderEntry(position: nextPosition, request: request, tag: tag)
+    }
+
+    /// Wakes the connections that sleep on their sockets (under the lock).
+    private func wakeSleepers() {
+        guard !sleepers.isEmpty else { return }
+        for sleeper in sleepers { sleeper.signal() }
+        sleepers.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: Producer
+
+    /// Adds a request from a producer thread, blocking while the queue is full. Returns its
+    /// position, or nil once the send has stopped (the request was not taken).
+    @discardableResult
+    func pushWaiting(_ request: ProviderRequest, tag: UInt64 = 0) -> UInt64? {
+        lock.withLock {
+            guard stopped == nil else { return nil }
+            let entry = entry(for: request, tag: tag)
+            input.append(entry)
+            lock.broadcast()
+            wakeSleepers()
+            while input.count >= capacity, stopped == nil { _ = lock.wait(timeout: 1) }
+            return entry.position
+        }
+    }
+
+    /// Adds a request from async code, suspending (not blocking) while the queue is full. Returns
+    /// its position, or nil once the send has stopped.
+    @discardableResult
+    func push(_ request: ProviderRequest, tag: UInt64 = 0) async -> UInt64? {
+        let (position, waiter): (UInt64?, Handoff<Void>?) = lock.withLock {
+            guard stopped == nil else { return (nil, nil) }
+            let entry = entry(for: request, tag: tag)
+            input.append(entry)
+            lock.broadcast()
+            wakeSleepers()
+            guard input.count >= capacity else { return (entry.position, nil) }
+            let waiter = Handoff<Void>()
+            spaceWaiters.append(waiter)
+            return (entry.position, waiter)
+        }
+        await waiter?.take()
+        return position
+    }
+
+    /// The input has no more requests.
+    func finish() {
+        lock.withLock {
+            producerFinished = true
+            lock.broadcast()
+            wakeSleepers()
+        }
+    }
+
+    /// No more work is handed out (cancellation, credentials that cannot succeed).
+    func stop(_ error: LegacyAPNsError) {
+        let waiters: [Handoff<Void>] = lock.withLock {
+            if stopped == nil { stopped = error }
+            lock.broadcast()
+            wakeSleepers()
+            defer { spaceWaiters = [] }
+            return spaceWaiters
+        }
+        for waiter in waiters { waiter.put(()) }
+    }
+
+    /// Whether the send was stopped, and why.
+    var stopReason: LegacyAPNsError? { lock.withLock { stopped } }
+
+    /// Registers `wake` to be signalled when work arrives (input, a retry, the end of the send or
+    /// a stop), unless input is already waiting or the send was stopped: then false, and the
+    /// caller should look at the queue instead of sleeping.
+    func sleep(_ wake: WakeSignal) -> Bool {
+        lock.withLock {
+            guard input.isEmpty, stopped == nil else { return false }
+            if !sleepers.contains(where: { $0 === wake }) { sleepers.append(wake) }
+            return true
+        }
+    }
+
+    // MARK: Connections
+
+    /// Up to `maximum` notifications that are due at `now`: retries first, then input.
+    func take(maximum: Int, now: Duration) -> Take {
+        var waiters: [Handoff<Void>] = []
+        let result: Take = lock.withLock {
+            if let stopped { return .stopped(stopped) }
+            var entries: [ProviderEntry] = []
+            var index = 0
+            while index < retries.count, entries.count < maximum {
+                if (retries[index].notBefore ?? .zero) <= now {
+                    entries.append(retries.remove(at: index))
+                } else {
+                    index += 1
+                }
+            }
+            while entries.count < maximum, !input.isEmpty {
+                entries.append(input.removeFirst())
+                outstanding += 1
+            }
+            if !entries.isEmpty {
+                if input.count < capacity, !spaceWaiters.isEmpty {
+                    waiters = spaceWaiters
+                    spaceWaiters = []
+                }
+                lock.broadcast()
+                return .entries(entries)
+            }
+            if producerFinished, outstanding == 0 { return .exhausted }
+            return .nothing(retryAt: retries.compactMap(\.notBefore).min())
+        }
+        for waiter in waiters { waiter.put(()) }
+        return result
+    }
+
+    /// Entries to send again (by any connection, once due).
+    func requeue(_ entries: [ProviderEntry]) {
+        guard !entries.isEmpty else { return }
+        lock.withLock {
+            retries.append(contentsOf: entries)
+            retries.sort { $0.position < $1.position }
+            lock.broadcast()
+            wakeSleepers()
+        }
+    }
+
+    /// `count` notifications got their final verdict.
+    func finalized(_ count: Int) {
+        guard count > 0 else { return }
+        lock.withLock {
+            outstanding -= count
+            lock.broadcast()
+            if producerFinished, outstanding == 0 { wakeSleepers() }
+        }
+    }
+
+    /// Waits (on a connection thread) until work may be there, the send ends, or `timeout` passes.
+    func waitForWork(timeout: Double) {
+        lock.withLock {
+            if input.isEmpty, retries.isEmpty, stopped == nil, !(producerFinished && outstanding == 0) {
+                _ = lock.wait(timeout: timeout)
+            }
+        }
+    }
+
+    /// What no connection will send any more (after every connection has finished): retries
+    /// still waiting, and input never taken.
+    func leftovers() -> (retries: [ProviderEntry], untaken: [ProviderEntry]) {
+        lock.withLock {
+            let left = retries
+            retries = []
+            var untaken: [ProviderEntry] = []
+            while !input.isEmpty { untaken.append(input.removeFirst()) }
+            return (left, untaken)
+        }
+    }
+}

@@ -1,0 +1,334 @@
+import APNsCore
+import TestSupport
+import Testing
+
+/// Scripts for the HTTP/2 delivery logic of one connection: event in, action out. No sockets, no
+/// clocks: time is a number the script moves.
+@Suite struct ProviderConnectionMachineTests {
+    static func entry(_ position: UInt64) -> ProviderEntry {
+        var bytes = [UInt8](repeating: 0x11, count: 32)
+        bytes[24..<32] = ArraySlice(withUnsafeBytes(of: position.bigEndian) { Array($0) })
+        let request = try! ProviderRequest(
+            deviceToken: DeviceToken(bytes: bytes), payload: Payload(unvalidatedBytes: Array(#"{"aps":{}}"#.utf8)),
+            topic: "com.example.app", apnsID: APNsID(rawValue: UInt128(position)))
+        return ProviderEntry(position: position, request: request)
+    }
+
+    static func machine(
+        tokens: Bool = false, attempts: Int = 3, failures: Int = 3,
+        configure: (inout ProviderConnectionMachine.Configuration) -> Void = { _ in }
+    ) -> ProviderConnectionMachine {
+        var configuration = ProviderConnectionMachine.Configuration()
+        configuration.usesTokens = tokens
+        configuration.maximumAttempts = attempts
+        configuration.reconnect = ReconnectPolicy(
+            initialDelay: .milliseconds(100), multiplier: 2, maximumDelay: .seconds(1),
+            maximumConsecutiveFailures: failures)
+        configure(&configuration)
+        return ProviderConnectionMachine(configuration: configuration)
+    }
+
+    static let t0 = Duration.seconds(100)
+
+    /// Connects at `now` with a server limit, takes `positions`, and submits each on streams 1, 3, 5...
+    static func connectAndSubmit(
+        _ machine: inout ProviderConnectionMachine, _ positions: [UInt64], limit: Int = 100, now: Duration = t0,
+        firstStream: Int32 = 1
+    ) {
+        #expect(machine.nextAction(now: now) == .connect(delay: .zero))
+        machine.connected(now: now, serverStreamLimit: limit)
+        submit(&machine, positions, now: now, firstStream: firstStream)
+    }
+
+    static func submit(
+        _ machine: inout ProviderConnectionMachine, _ positions: [UInt64], now: Duration = t0, firstStream: Int32 = 1
+    ) {
+        if machine.configuration.usesTokens, machine.nextAction(now: now) == .mintToken {
+            machine.tokenMinted(now: now)
+        }
+        guard case .take(let maximum) = machine.nextAction(now: now) else {
+            Issue.record("expected a take")
+            return
+        }
+        #expect(maximum >= positions.count)
+        machine.took(positions.map(entry), now: now)
+        var stream = firstStream
+        for position in positions {
+            let action = machine.nextAction(now: now)
+            guard case .submit(let submitted) = action else {
+                Issue.record("expected submit of \(position), got \(action)")
+                return
+            }
+            #expect(submitted.position == position)
+            machine.submitted(submitted, stream: stream, now: now)
+            stream += 2
+        }
+    }
+
+    static func ok(_ position: UInt64) -> ProviderResponse { .success(apnsID: APNsID(rawValue: UInt128(position))) }
+
+    @Test func answersAreVerdictsAndTheSlotFinishesWhenTheInputIsExhausted() {
+        var machine = Self.machine()
+        Self.connectAndSubmit(&machine, [1, 2, 3])
+        machine.received(Self.ok(1), on: 1, now: Self.t0 + .milliseconds(3))
+        machine.received(ProviderResponse(rejecting: .badDeviceToken), on: 3, now: Self.t0)
+        machine.received(
+            ProviderResponse(rejecting: .unregistered, timestamp: 1_700_000_000_000), on: 5, now: Self.t0)
+        #expect(machine.takeFinalizedCount() == 3)
+        #expect(machine.nextAction(now: Self.t0) == .take(maximum: 100))
+        machine.inputExhausted()
+        #expect(machine.nextAction(now: Self.t0) == .close)
+        machine.closed()
+        #expect(machine.nextAction(now: Self.t0) == .finished)
+        #expect(machine.report.accepted == 1)
+        #expect(machine.report.rejected.map(\.reason) == [.badDeviceToken, .unregistered])
+        #expect(machine.report.rejected.last?.timestamp == 1_700_000_000_000)
+        #expect(machine.takeRequeued().isEmpty)
+        #expect(
+            machine.takeEvents().contains {
+                if case .accepted(_, let accepted) = $0 {
+                    accepted.position == 1 && accepted.latency == .milliseconds(3)
+                } else {
+                    false
+                }
+            })
+    }
+
+    @Test func withTokensOneStreamUntilTheFirstAnswerThenTheServerLimit() {
+        var machine = Self.machine(tokens: true)
+        #expect(machine.nextAction(now: Self.t0) == .connect(delay: .zero))
+        machine.connected(now: Self.t0, serverStreamLimit: 1000)
+        #expect(machine.nextAction(now: Self.t0) == .mintToken)
+        machine.tokenMinted(now: Self.t0)
+        #expect(machine.nextAction(now: Self.t0) == .take(maximum: 1))
+        machine.took([Self.entry(1)], now: Self.t0)
+        #expect(machine.nextAction(now: Self.t0) == .submit(Self.entry(1)))
+        machine.submitted(Self.entry(1), stream: 1, now: Self.t0)
+        guard case .wait = machine.nextAction(now: Self.t0) else {
+            Issue.record("one stream only")
+            return
+        }
+        machine.received(Self.ok(1), on: 1, now: Self.t0)
+        #expect(machine.streamLimit == 1000)
+        #expect(machine.nextAction(now: Self.t0) == .take(maximum: 1000))
+    }
+
+    @Test func theServersLimitIsHonouredAndFollowsItsSettings() {
+        var machine = Self.machine()
+        Self.connectAndSubmit(&machine, [1, 2], limit: 2)
+        guard case .wait = machine.nextAction(now: Self.t0) else {
+            Issue.record("at the limit")
+            return
+        }
+        machine.settingsChanged(maximumConcurrentStreams: 5, now: Self.t0)
+        #expect(machine.nextAction(now: Self.t0) == .take(maximum: 3))
+    }
+
+    @Test func aRefusedStreamAndStreamsAboveAGoawayAreRetriedWithoutAnAttempt() {
+        var machine = Self.machine()
+        Self.connectAndSubmit(&machine, [1, 2, 3, 4])
+        machine.streamClosed(1, errorCode: .refusedStream, now: Self.t0)
+        let goaway = [UInt8](#"{"reason":"Shutdown"}"#.utf8).withUnsafeBytes {
+            ProviderGoaway(lastStreamID: 5, errorCode: .noError, debugData: $0)
+        }
+        machine.receivedGoaway(goaway, now: Self.t0)
+        let requeued = machine.takeRequeued()
+        #expect(requeued.map(\.position) == [1, 4])
+        #expect(requeued.allSatisfy { $0.attempts == 0 && !$0.possiblyDelivered })
+        // Streams 3 and 5 were processed: their answers still come; then the connection closes.
+        guard case .wait = machine.nextAction(now: Self.t0) else {
+            Issue.record("draining")
+            return
+        }
+        machine.received(Self.ok(2), on: 3, now: Self.t0)
+        machine.received(Self.ok(3), on: 5, now: Self.t0)
+        #expect(machine.nextAction(now: Self.t0) == .close)
+        machine.closed()
+        // Shutdown means "back off", so the next connection waits.
+        #expect(machine.nextAction(now: Self.t0) == .connect(delay: .milliseconds(100)))
+        #expect(machine.report.accepted == 2)
+    }
+
+    @Test func aLostConnectionRetriesWhatWasInFlightAsPossibleDuplicates() {
+        var machine = Self.machine()
+        Self.connectAndSubmit(&machine, [1, 2])
+        machine.received(Self.ok(1), on: 1, now: Self.t0)
+        machine.connectionLost(LegacyAPNsError(.connectionFailed, "reset by peer"), now: Self.t0)
+        let requeued = machine.takeRequeued()
+        #expect(requeued.map(\.position) == [2])
+        #expect(requeued.first?.possiblyDelivered == true)
+        #expect(requeued.first?.attempts == 1)
+        // An answer came on that connection: progress, so no backoff and no budget spent.
+        #expect(machine.nextAction(now: Self.t0) == .connect(delay: .milliseconds(100)))
+        machine.connected(now: Self.t0, serverStreamLimit: 100)
+        #expect(machine.nextAction(now: Self.t0) == .take(maximum: 100))
+        machine.took(requeued, now: Self.t0)
+        guard case .submit(let again) = machine.nextAction(now: Self.t0) else {
+            Issue.record("resend")
+            return
+        }
+        machine.submitted(again, stream: 1, now: Self.t0)
+        machine.received(Self.ok(2), on: 1, now: Self.t0)
+        #expect(machine.report.accepted == 2)
+        #expect(machine.report.retried == 1)
+        #expect(machine.report.possibleDuplicates == 1)
+        #expect(machine.report.possiblyDuplicated.map(\.position) == [2])
+    }
+
+    @Test func aStreamWithoutAnAnswerIsResetAndSentElsewhereThenGivenUp() {
+        var machine = Self.machine(attempts: 2) { $0.requestTimeout = .seconds(30) }
+        Self.connectAndSubmit(&machine, [1])
+        #expect(machine.nextAction(now: Self.t0) == .take(maximum: 99))
+        machine.nothingToTake(retryAt: nil, now: Self.t0)
+        #expect(machine.nextAction(now: Self.t0) == .wait(until: Self.t0 + .milliseconds(20)))
+        #expect(machine.nextAction(now: Self.t0 + .seconds(30)) == .cancel(stream: 1))
+        var requeued = machine.takeRequeued()
+        #expect(requeued.map(\.position) == [1])
+        #expect(requeued.first?.possiblyDelivered == true)
+        // The late answer on the reset stream is ignored.
+        machine.received(Self.ok(1), on: 1, now: Self.t0 + .seconds(31))
+        #expect(machine.report.accepted == 0)
+        // Sent again, and again no answer: out of attempts, unconfirmed (it may have been delivered).
+        machine.took(requeued, now: Self.t0 + .seconds(31))
+        let next = machine.nextAction(now: Self.t0 + .seconds(31))
+        guard case .submit(let again) = next else {
+            Issue.record("expected a submit, got \(next)")
+            return
+        }
+        machine.submitted(again, stream: 3, now: Self.t0 + .seconds(31))
+        #expect(machine.nextAction(now: Self.t0 + .seconds(61)) == .cancel(stream: 3))
+        requeued = machine.takeRequeued()
+        #expect(requeued.isEmpty)
+        #expect(machine.report.unconfirmed.map(\.position) == [1])
+        #expect(machine.report.unconfirmed.first?.mayHaveBeenDelivered == true)
+    }
+
+    @Test func tooManyRequestsAndServerErrorsAreRetriedAfterADelayThenRejected() {
+        var machine = Self.machine(attempts: 2)
+        Self.connectAndSubmit(&machine, [1, 2])
+        machine.received(ProviderResponse(rejecting: .tooManyRequests), on: 1, now: Self.t0)
+        machine.received(ProviderResponse(rejecting: .internalServerError), on: 3, now: Self.t0)
+        let requeued = machine.takeRequeued()
+        #expect(requeued.map(\.position) == [1, 2])
+        #expect(requeued.allSatisfy { $0.notBefore == Self.t0 + .seconds(1) && !$0.possiblyDelivered })
+        // The second 503 for #2 exhausts its attempts: rejected with that answer (not delivered).
+        machine.took(requeued, now: Self.t0 + .seconds(1))
+        for stream: Int32 in [3, 5] {
+            guard case .submit(let entry) = machine.nextAction(now: Self.t0 + .seconds(1)) else { return }
+            machine.submitted(entry, stream: stream + 2, now: Self.t0 + .seconds(1))
+        }
+        machine.received(Self.ok(1), on: 5, now: Self.t0 + .seconds(1))
+        machine.received(ProviderResponse(rejecting: .serviceUnavailable), on: 7, now: Self.t0 + .seconds(1))
+        #expect(machine.report.accepted == 1)
+        #expect(machine.report.rejected.map(\.status) == [503])
+        #expect(machine.report.rejected.first?.mayHaveBeenDelivered == false)
+    }
+
+    @Test func anExpiredTokenIsRetriedOnceOnANewConnectionWithAFreshToken() {
+        var machine = Self.machine(tokens: true)
+        Self.connectAndSubmit(&machine, [1])
+        machine.received(ProviderResponse(rejecting: .expiredProviderToken), on: 1, now: Self.t0)
+        #expect(machine.takeRequeued().first?.usedTokenRetry == true)
+        #expect(machine.nextAction(now: Self.t0) == .close)
+        machine.closed()
+        #expect(machine.nextAction(now: Self.t0) == .connect(delay: .zero))
+        machine.connected(now: Self.t0, serverStreamLimit: 1)
+        #expect(machine.nextAction(now: Self.t0) == .mintToken)  // the new connection signs its own
+        machine.tokenMinted(now: Self.t0)
+        var retried = Self.entry(1)
+        retried.usedTokenRetry = true
+        retried.sends = 1
+        machine.took([retried], now: Self.t0)
+        guard case .submit(let again) = machine.nextAction(now: Self.t0) else { return }
+        machine.submitted(again, stream: 1, now: Self.t0)
+        machine.received(ProviderResponse(rejecting: .expiredProviderToken), on: 1, now: Self.t0)
+        #expect(machine.report.rejected.map(\.reason) == [.expiredProviderToken])
+        #expect(machine.takeRequeued().isEmpty)
+    }
+
+    @Test func tokensAreRotatedAtFiftyMinutesNeverBefore() {
+        var machine = Self.machine(tokens: true)
+        Self.connectAndSubmit(&machine, [1])
+        machine.received(Self.ok(1), on: 1, now: Self.t0)
+        let later = Self.t0 + .seconds(49 * 60)
+        #expect(machine.nextAction(now: later) == .take(maximum: 100))
+        machine.nothingToTake(retryAt: nil, now: later)
+        let fifty = Self.t0 + .seconds(50 * 60)
+        #expect(machine.nextAction(now: fifty) == .mintToken)
+        machine.tokenMinted(now: fifty)
+        #expect(machine.nextAction(now: fifty) == .take(maximum: 100))
+    }
+
+    @Test func credentialsThatCannotSucceedStopTheSendAfterTheAnswersInFlight() {
+        var machine = Self.machine(tokens: true)
+        Self.connectAndSubmit(&machine, [1])
+        machine.received(Self.ok(1), on: 1, now: Self.t0)
+        Self.submit(&machine, [2, 3], firstStream: 3)
+        machine.received(ProviderResponse(rejecting: .invalidProviderToken), on: 3, now: Self.t0)
+        guard case .wait = machine.nextAction(now: Self.t0) else {
+            Issue.record("stream 5 still answers")
+            return
+        }
+        machine.received(ProviderResponse(rejecting: .invalidProviderToken), on: 5, now: Self.t0)
+        #expect(machine.nextAction(now: Self.t0) == .close)
+        machine.closed()
+        #expect(machine.nextAction(now: Self.t0) == .finished)
+        #expect(machine.report.failure?.stopsSending == true)
+        #expect(machine.report.rejected.count == 2)
+        #expect(machine.report.accepted == 1)
+    }
+
+    @Test func anUnansweredPingMeansTheConnectionIsDead() {
+        var machine = Self.machine { $0.pingInterval = .seconds(60) }
+        Self.connectAndSubmit(&machine, [1])
+        machine.received(Self.ok(1), on: 1, now: Self.t0)
+        machine.nothingToTake(retryAt: nil, now: Self.t0 + .seconds(59))
+        machine.inputExhausted()
+        // (an exhausted input closes at once; a paused one pings)
+        var paused = Self.machine { $0.pingInterval = .seconds(60) }
+        Self.connectAndSubmit(&paused, [1])
+        paused.received(Self.ok(1), on: 1, now: Self.t0)
+        var now = Self.t0
+        while now < Self.t0 + .seconds(60) {
+            if case .take = paused.nextAction(now: now) { paused.nothingToTake(retryAt: nil, now: now) }
+            now += .seconds(5)
+        }
+        #expect(paused.nextAction(now: Self.t0 + .seconds(60)) == .ping)
+        #expect(paused.nextAction(now: Self.t0 + .seconds(81)) == .close)
+        paused.closed()
+        guard case .connect = paused.nextAction(now: Self.t0 + .seconds(81)) else {
+            Issue.record("reconnects")
+            return
+        }
+    }
+
+    @Test func connectFailuresBackOffAndGiveUpWhileCertificateProblemsStopAtOnce() {
+        var machine = Self.machine(failures: 3)
+        var delays: [Duration] = []
+        while case .connect(let delay) = machine.nextAction(now: Self.t0) {
+            delays.append(delay)
+            machine.connectFailed(LegacyAPNsError(.connectionFailed, "connection refused"), now: Self.t0)
+        }
+        #expect(delays == [.zero, .milliseconds(100), .milliseconds(200)])
+        #expect(machine.report.failure?.reason == "connection refused (gave up after 3 attempts in a row)")
+
+        var refused = Self.machine()
+        _ = refused.nextAction(now: Self.t0)
+        refused.connectFailed(LegacyAPNsError(.certificateRejected, "unknown ca"), now: Self.t0)
+        #expect(refused.nextAction(now: Self.t0) == .finished)
+        #expect(refused.report.connections == 0)
+    }
+
+    @Test func aLocallyRefusedRequestIsRejectedWithoutARoundTrip() {
+        var machine = Self.machine()
+        #expect(machine.nextAction(now: Self.t0) == .connect(delay: .zero))
+        machine.connected(now: Self.t0)
+        _ = machine.nextAction(now: Self.t0)
+        machine.took([Self.entry(1)], now: Self.t0)
+        guard case .submit(let entry) = machine.nextAction(now: Self.t0) else { return }
+        machine.refused(entry, reason: .payloadTooLarge)
+        #expect(machine.report.rejected.first?.isLocal == true)
+        #expect(machine.report.rejected.first?.status == 413)
+        #expect(machine.takeFinalizedCount() == 1)
+    }
+}
