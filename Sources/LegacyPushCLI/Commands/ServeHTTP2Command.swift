@@ -142,9 +142,17 @@ enum ServeHTTP2Command {
                 throw CLIError.usage(
                     "\(option): '\(text)' is not one of Apple's reasons (BadDeviceToken, Unregistered, "
                         + "TooManyRequests, ServiceUnavailable, ...)"
-                        + ArgumentParser.suggestion(for: text, among: names, prefix: ""))
+                        + suggestion(for: text, among: names))
             }
             return reason
+        }
+
+        /// " (did you mean 'BadDeviceToken'?)" for a reason spelt nearly right, in any case.
+        static func suggestion(for text: String, among names: [String]) -> String {
+            let typed = text.lowercased()
+            let scored = names.map { ($0, ArgumentParser.editDistance(typed, $0.lowercased())) }
+            guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 3 else { return "" }
+            return " (did you mean '\(best.0)'?)"
         }
 
         static func randomFaults(_ text: String) throws -> ProviderFaults.RandomFaults {
