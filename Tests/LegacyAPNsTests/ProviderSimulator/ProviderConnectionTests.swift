@@ -184,6 +184,24 @@ import Testing
         #expect(pair.response(bad)?.reason == .badDeviceToken)
     }
 
+    /// What a stopping simulator (and an idle timeout) does to each connection: GOAWAY with the
+    /// reason, streams already processed still answered, the connection then finished.
+    @Test func aGoawayWithAReasonLetsProcessedStreamsFinish() throws {
+        var faults = ProviderFaults()
+        faults.stallingTokens = [Self.token(1)]
+        let pair = try ProviderPair(authentication: Self.universal, faults: faults)
+        let first = try pair.submit(ProviderPair.request(2))
+        try pair.exchange()
+        #expect(pair.response(first)?.status == 200)
+        pair.connection.goaway(reason: .shutdown)
+        try pair.exchange()
+        #expect(
+            pair.clientEvents.events.contains(
+                .goaway(lastStreamID: first, .noError, debugData: Array(#"{"reason":"Shutdown"}"#.utf8))))
+        #expect(pair.connection.isFinished)
+        #expect(pair.events.get().contains(.goaway(connection: 1, lastStreamID: first, reason: .shutdown)))
+    }
+
     @Test func randomFaultsAreReproducibleFromTheSeed() throws {
         func run() throws -> [Int] {
             var faults = ProviderFaults()

@@ -79,34 +79,4 @@ import Testing
                 try await ProviderHostileClientTests.eventually { fixture.simulator.statistics.handshakeFailures == 1 })
         }
     }
-
-    @Test func stopSaysGoawayShutdownToOpenConnections() async throws {
-        var configuration = ProviderSimulator.Configuration(
-            identity: TestGateway.serverIdentity, clientTrust: ProviderFixture.chain)
-        configuration.authKeys = ProviderPair.authKeys
-        let simulator = try ProviderSimulator(configuration: configuration)
-        let endpoint = try await simulator.start()
-        let simulatorStopped = Handoff<Void>()
-        async let stopping: Void = {
-            await simulatorStopped.take()
-            await simulator.stop()
-        }()
-        let debug = await OSThread.run(name: "h2-client") {
-            Result { () throws -> [UInt8] in
-                let tls = try TLSSession.connect(to: endpoint, context: try Self.context(), timeout: 10)
-                let recorder = HTTP2Recorder()
-                let session = try HTTP2Session(role: .client, delegate: recorder)
-                let driver = HTTP2TLSDriver(tls: tls, session: session)
-                try driver.run(timeout: 10) { !recorder.settings.isEmpty }
-                simulatorStopped.put(())
-                try? driver.run(timeout: 10) {
-                    recorder.events.contains { if case .goaway = $0 { true } else { false } }
-                }
-                for case .goaway(_, _, let debug) in recorder.events { return debug }
-                return []
-            }
-        }
-        await stopping
-        #expect(try debug.get() == Array(#"{"reason":"Shutdown"}"#.utf8))
-    }
 }
