@@ -94,7 +94,7 @@ let package = Package(
         ),
         .target(
             name: "FuzzHarness",
-            dependencies: ["APNsCore", "APNsCredentials"],
+            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime", "GatewaySimulator"],
             path: "Fuzz/Harness"
         ),
         .executableTarget(

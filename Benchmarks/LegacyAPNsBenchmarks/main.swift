@@ -2,7 +2,8 @@
 //
 //     swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N] [--only TEXT] [suite ...]
 //
-// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli (default: all).
+// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli, http2-serve (default:
+// all; http2-serve needs h2load and nghttpd, Debian's nghttp2-client and nghttp2-server).
 // Each suite runs N times (default 3) and the median run by rate is reported, with the range. Every
 // figure is measured on this machine at run time; nothing is hard-coded. --only runs just the
 // end-to-end cases whose name contains TEXT (for profiling one of them). See BENCHMARKS.md for
@@ -30,7 +31,9 @@ var suites = arguments.enumerated().filter {
 let onlyCases: String? = arguments.firstIndex(of: "--only").flatMap {
     $0 + 1 < arguments.count ? arguments[$0 + 1] : nil
 }
-if suites.isEmpty { suites = ["encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli"] }
+if suites.isEmpty {
+    suites = ["encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "http2-serve"]
+}
 
 /// Results by name, in first-seen order (filled from whatever executor a suite runs on).
 final class Collector: @unchecked Sendable {
@@ -74,6 +77,12 @@ var reported = 0
 }
 var results: [BenchmarkResult] = []
 for suite in suites {
+    if suite == "http2-serve" {
+        // Its own median: ours and nghttpd alternate in each run, so both see the same machine.
+        await HTTP2ServeBenchmarks.run(quick: quick, runs: runs, report: record)
+        reportMedians()
+        continue
+    }
     for _ in 0..<runs {
         switch suite {
         case "encode": EncodeBenchmarks.run(quick: quick, report: record)
