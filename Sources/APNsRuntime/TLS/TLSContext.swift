@@ -11,10 +11,13 @@ package final class TLSContext: @unchecked Sendable {
     let pointer: OpaquePointer
     /// The local identity, for wording errors ("your certificate expired on ...").
     package let identity: ClientIdentity?
+    /// The oldest TLS version this side speaks, for wording errors ("refused TLS 1.2 and newer").
+    package let minimum: TLSConfiguration.Version
 
-    private init(pointer: OpaquePointer, identity: ClientIdentity?) {
+    private init(pointer: OpaquePointer, identity: ClientIdentity?, minimum: TLSConfiguration.Version) {
         self.pointer = pointer
         self.identity = identity
+        self.minimum = minimum
     }
 
     deinit { SSL_CTX_free(pointer) }
@@ -38,11 +41,12 @@ package final class TLSContext: @unchecked Sendable {
     }
 
     /// A server context that requires a client certificate chaining to `clientTrust` and speaks
-    /// TLS 1.2 up to `maximum`.
+    /// TLS `minimum` (1.2 unless raised) up to `maximum`.
     package static func server(
-        identity: ClientIdentity, clientTrust: [Certificate], maximum: TLSConfiguration.Version
+        identity: ClientIdentity, clientTrust: [Certificate], minimum: TLSConfiguration.Version = .tls12,
+        maximum: TLSConfiguration.Version
     ) throws -> TLSContext {
-        let context = try make(method: TLS_server_method(), identity: identity, minimum: .tls12)
+        let context = try make(method: TLS_server_method(), identity: identity, minimum: minimum)
         _ = COpenSSL_SSL_CTX_set_max_proto_version(context.pointer, maximum == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION)
         SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
         try addTrusted(clientTrust, to: context)
@@ -66,7 +70,7 @@ package final class TLSContext: @unchecked Sendable {
             throw LegacyAPNsError(
                 .tlsConfiguration, "cannot create a TLS context: \(OpenSSLError.drain("SSL_CTX_new_ex"))")
         }
-        let context = TLSContext(pointer: pointer, identity: identity)
+        let context = TLSContext(pointer: pointer, identity: identity, minimum: minimum)
         _ = COpenSSL_SSL_CTX_set_min_proto_version(pointer, minimum == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION)
         SSL_CTX_set_options(
             pointer,
