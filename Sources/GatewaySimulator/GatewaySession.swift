@@ -121,8 +121,8 @@ final class GatewaySession: LoopConnection {
             configuration.recorder?.connectionClosed(number)
             if evicted {
                 simulator.state.withLock { $0.statistics.evictions += 1 }
-                simulator.emit(.evicted(connection: number, accepted: accepted))
                 drain(for: 0, now: now)
+                simulator.emit(.evicted(connection: number, accepted: accepted))
                 return
             } else if case .serving = phase {
                 // The simulator stops: as a client would see it end.
@@ -266,17 +266,18 @@ final class GatewaySession: LoopConnection {
 
     /// The idle timeout and the progress rule.
     private func checkProgress(now: Double) {
+        // Both events come after the close, so a client that sees one already has the FIN.
         if let idle = configuration.idleTimeout, now - lastData >= idle.inSeconds {
             // A client that stalls (mid-frame or not) does not hold a slot forever.
             configuration.recorder?.connectionClosed(number)
-            simulator.emit(.idleTimeout(connection: number, accepted: accepted))
             drain(for: 0, now: now)
+            simulator.emit(.idleTimeout(connection: number, accepted: accepted))
         } else if let partialSince, now - partialSince >= configuration.frameTimeout.inSeconds {
             // Bytes keep coming but no frame completes: half a frame is nothing to answer.
             configuration.recorder?.connectionClosed(number)
+            drain(for: 0, now: now)
             simulator.state.withLock { $0.statistics.progressTimeouts += 1 }
             simulator.emit(.progressTimeout(connection: number, accepted: accepted))
-            drain(for: 0, now: now)
         }
     }
 

@@ -1,6 +1,6 @@
 import APNsCore
 import APNsCredentials
-package import APNsRuntime
+internal import APNsRuntime
 
 /// What the simulator saw, for logs and tests. Delivered from the simulator's threads (its event
 /// loops and accept threads).

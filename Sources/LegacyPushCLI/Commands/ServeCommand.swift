@@ -1,4 +1,4 @@
-package import APNsRuntime
+internal import APNsRuntime
 import FeedbackClient
 import Foundation
 import GatewaySimulator
