@@ -193,6 +193,60 @@ p12 universal-unencrypted.p12 universal.pem universal.key $PASS -keypbe NONE -ce
 # No MAC at all (-nomac): nothing checks the passphrase before decryption is tried.
 p12 universal-nomac.p12 universal.pem universal.key $PASS -nomac
 
+# --- PKCS#12 files with more than one key ------------------------------------------------------------
+# `openssl pkcs12 -export` writes one key per file, so these are joined from such files: the
+# ContentInfos of their AuthenticatedSafes, in the order given, under a fresh SHA-256 MAC
+# (PKCS12KDF id 3, 2048 iterations, as OpenSSL 3 makes them), assembled with asn1parse -genconf.
+safes() { # p12 -> stdout: the ContentInfos of its AuthenticatedSafe (without the SEQUENCE header)
+    local offset header
+    offset=$(openssl asn1parse -inform DER -in "$1" | awk -F: '/d=3 .*OCTET STRING/ { print $1 + 0; exit }')
+    openssl asn1parse -inform DER -in "$1" -strparse "$offset" -noout -out "$work/safes.der"
+    header=$(openssl asn1parse -inform DER -in "$work/safes.der" | awk 'NR == 1 { sub("hl=", "", $2); print $2 }')
+    tail -c +$((header + 1)) "$work/safes.der"
+}
+joinp12() { # output, inputs... (all protected with $PASS)
+    local out=$1 length salt hexpass key mac
+    shift
+    for input in "$@"; do safes "$input"; done > "$work/items.der"
+    length=$(stat -c %s "$work/items.der")
+    { printf '3082%04x' "$length" | xxd -r -p; cat "$work/items.der"; } > "$work/joined.der"
+    salt=$(openssl rand -hex 8)
+    hexpass=$(printf '%s' "$PASS" | iconv -f UTF-8 -t UTF-16BE | xxd -p | tr -d '\n')0000  # BMPString + NUL
+    key=$(openssl kdf -keylen 32 -kdfopt digest:SHA256 -kdfopt hexpass:"$hexpass" -kdfopt hexsalt:"$salt" \
+        -kdfopt iter:2048 -kdfopt id:3 PKCS12KDF | tr -d ':')
+    mac=$(openssl dgst -sha256 -mac HMAC -macopt hexkey:"$key" -binary "$work/joined.der" | xxd -p | tr -d '\n')
+    cat > "$work/pfx.cnf" <<CNF
+asn1 = SEQUENCE:pfx
+[pfx]
+version = INTEGER:3
+authSafe = SEQUENCE:authsafe
+macData = SEQUENCE:macdata
+[authsafe]
+type = OID:pkcs7-data
+content = EXPLICIT:0,FORMAT:HEX,OCTETSTRING:$(xxd -p "$work/joined.der" | tr -d '\n')
+[macdata]
+mac = SEQUENCE:digestinfo
+salt = FORMAT:HEX,OCTETSTRING:$salt
+iterations = INTEGER:2048
+[digestinfo]
+algorithm = SEQUENCE:sha256
+digest = FORMAT:HEX,OCTETSTRING:$mac
+[sha256]
+oid = OID:sha256
+parameters = NULL
+CNF
+    openssl asn1parse -genconf "$work/pfx.cnf" -noout -out "$out"
+}
+p12 "$work/universal-part.p12" universal.pem universal.key $PASS
+p12 "$work/development-part.p12" development.pem development.key $PASS
+openssl pkcs12 -export -nocerts -inkey other.key -name stray -out "$work/stray-part.p12" -passout pass:$PASS 2>/dev/null
+# A stray key next to the universal identity, before it and after it: the matching key is used.
+joinp12 stray-key-first.p12 "$work/stray-part.p12" "$work/universal-part.p12"
+joinp12 stray-key-last.p12 "$work/universal-part.p12" "$work/stray-part.p12"
+# Two complete identities (universal and development), in both orders: refused as ambiguous.
+joinp12 two-identities.p12 "$work/universal-part.p12" "$work/development-part.p12"
+joinp12 two-identities-reversed.p12 "$work/development-part.p12" "$work/universal-part.p12"
+
 printf '%s\n' "$PASS" > passphrase.txt
 rm -f ./*.srl
 

@@ -39,8 +39,9 @@ public struct ClientIdentity: Sendable {
     ///     passphrase at all, which different tools write for "none".
     /// - Throws: `LegacyAPNsError` `.wrongPassphrase` ("wrong passphrase for the PKCS#12 file"),
     ///   `.corruptCredentials` ("not a PKCS#12 file: ..."), `.unsupportedCredentials` (RC2-40 without
-    ///   OpenSSL's legacy provider), `.missingCredentials` (no key or no certificate inside),
-    ///   `.keyMismatch`.
+    ///   OpenSSL's legacy provider, or a file holding two identities), `.missingCredentials` (no key
+    ///   or no certificate inside), `.keyMismatch`. A file with more than one key uses the key that
+    ///   belongs to one of its certificates, whatever the order of the bags.
     public init(pkcs12: [UInt8], passphrase: String?) throws {
         let contents = try PKCS12.parse(pkcs12, passphrase: passphrase)
         try self.init(contents: contents, source: "the PKCS#12 file")

@@ -49,14 +49,110 @@ enum PKCS12 {
                 let parsed = withOptionalCString(candidate) { PKCS12_parse(file, $0, &key, &certificate, &stack) }
                 if parsed == 1 {
                     ERR_clear_error()
-                    return Contents(
+                    let contents = Contents(
                         certificate: certificate.map(Certificate.init(taking:)),
                         privateKey: key.map(PrivateKey.init(taking:)),
                         chain: takeCertificates(stack))
+                    // PKCS12_parse keeps the first key it meets and drops the others silently.
+                    guard let bags = bags(of: file, passphrase: candidate), bags.keys.count > 1 else { return contents }
+                    return try choose(keys: bags.keys, certificates: bags.certificates)
                 }
                 lastError = OpenSSLError.drain("PKCS12_parse")
             }
             throw parseFailure(lastError)
+        }
+    }
+
+    /// Every private key and certificate in the file, in file order, or nil when the bags cannot be
+    /// read (PKCS12_parse could, so that does not happen). Keys are only decrypted when there is
+    /// more than one.
+    private static func bags(of file: OpaquePointer, passphrase: String?) -> (
+        keys: [PrivateKey], certificates: [Certificate]
+    )? {
+        guard let safes = PKCS12_unpack_authsafes(file) else { return nil }
+        defer { COpenSSL_sk_PKCS7_pop_free(safes) }
+        var stacks: [OpaquePointer] = []
+        defer { for stack in stacks { COpenSSL_sk_PKCS12_SAFEBAG_pop_free(stack) } }
+        for index in 0..<COpenSSL_sk_PKCS7_num(safes) {
+            guard let safe = COpenSSL_sk_PKCS7_value(safes, index) else { return nil }
+            let stack: OpaquePointer?
+            switch COpenSSL_PKCS7_type_nid(safe) {
+            case NID_pkcs7_data:
+                stack = PKCS12_unpack_p7data(safe)
+            case NID_pkcs7_encrypted:
+                stack = withOptionalCString(passphrase) { PKCS12_unpack_p7encdata(safe, $0, -1) }
+            default:
+                continue
+            }
+            guard let stack else { return nil }
+            stacks.append(stack)
+        }
+        var bags: [OpaquePointer] = []
+        func collect(_ stack: OpaquePointer) {
+            for index in 0..<COpenSSL_sk_PKCS12_SAFEBAG_num(stack) {
+                guard let bag = COpenSSL_sk_PKCS12_SAFEBAG_value(stack, index) else { continue }
+                if PKCS12_SAFEBAG_get_nid(bag) == NID_safeContentsBag, let nested = PKCS12_SAFEBAG_get0_safes(bag) {
+                    collect(nested)
+                } else {
+                    bags.append(bag)
+                }
+            }
+        }
+        for stack in stacks { collect(stack) }
+        let keyBags = bags.filter { [NID_keyBag, NID_pkcs8ShroudedKeyBag].contains(PKCS12_SAFEBAG_get_nid($0)) }
+        guard keyBags.count > 1 else { return ([], []) }
+        var keys: [PrivateKey] = []
+        for bag in keyBags {
+            let context = OpenSSLLibrary.shared.context
+            if PKCS12_SAFEBAG_get_nid(bag) == NID_keyBag {
+                guard let info = PKCS12_SAFEBAG_get0_p8inf(bag), let key = EVP_PKCS82PKEY_ex(info, context, nil)
+                else { return nil }
+                keys.append(PrivateKey(taking: key))
+            } else {
+                guard
+                    let info = withOptionalCString(passphrase, { PKCS12_decrypt_skey_ex(bag, $0, -1, context, nil) })
+                else { return nil }
+                defer { PKCS8_PRIV_KEY_INFO_free(info) }
+                guard let key = EVP_PKCS82PKEY_ex(info, context, nil) else { return nil }
+                keys.append(PrivateKey(taking: key))
+            }
+        }
+        let certificates = bags.compactMap { bag -> Certificate? in
+            guard PKCS12_SAFEBAG_get_nid(bag) == NID_certBag, PKCS12_SAFEBAG_get_bag_nid(bag) == NID_x509Certificate
+            else { return nil }
+            return PKCS12_SAFEBAG_get1_cert(bag).map(Certificate.init(taking:))
+        }
+        ERR_clear_error()
+        return (keys, certificates)
+    }
+
+    /// For a file with several keys: the key that belongs to a certificate, with that certificate
+    /// as the leaf and the others as the chain. Several such pairs are several identities, and
+    /// which one was meant cannot be told: refused, as is a file where no key has its certificate.
+    static func choose(keys: [PrivateKey], certificates: [Certificate]) throws -> Contents {
+        var pairs: [(key: PrivateKey, certificate: Certificate)] = []
+        for key in keys {
+            guard let certificate = certificates.first(where: key.matches) else { continue }
+            if !pairs.contains(where: { $0.certificate.derRepresentation == certificate.derRepresentation }) {
+                pairs.append((key, certificate))
+            }
+        }
+        switch pairs.count {
+        case 0:
+            throw LegacyAPNsError(
+                .keyMismatch,
+                "the PKCS#12 file holds \(keys.count) private keys and none of them belongs to a certificate in it")
+        case 1:
+            let leaf = pairs[0].certificate
+            return Contents(
+                certificate: leaf, privateKey: pairs[0].key,
+                chain: certificates.filter { $0.derRepresentation != leaf.derRepresentation })
+        default:
+            let names = pairs.map { "'\($0.certificate.subjectName.commonName ?? $0.certificate.subject)'" }
+            throw LegacyAPNsError(
+                .unsupportedCredentials,
+                "the PKCS#12 file holds \(pairs.count) identities (\(names.joined(separator: " and "))), and which one to "
+                    + "use cannot be told: export the one you mean on its own")
         }
     }
 

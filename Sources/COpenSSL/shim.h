@@ -104,6 +104,37 @@ static inline void COpenSSL_sk_X509_free(STACK_OF(X509) *stack) {
     sk_X509_free(stack);
 }
 
+// MARK: - PKCS#12 safes and bags (PKCS12_parse keeps only the first key; LegacyAPNs looks at all)
+
+static inline int COpenSSL_sk_PKCS7_num(const STACK_OF(PKCS7) *stack) {
+    return sk_PKCS7_num(stack);
+}
+
+static inline PKCS7 *COpenSSL_sk_PKCS7_value(const STACK_OF(PKCS7) *stack, int index) {
+    return sk_PKCS7_value(stack, index);
+}
+
+static inline void COpenSSL_sk_PKCS7_pop_free(STACK_OF(PKCS7) *stack) {
+    sk_PKCS7_pop_free(stack, PKCS7_free);
+}
+
+/// The content type of a PKCS#7 ContentInfo (NID_pkcs7_data, NID_pkcs7_encrypted, ...).
+static inline int COpenSSL_PKCS7_type_nid(const PKCS7 *p7) {
+    return OBJ_obj2nid(p7->type);
+}
+
+static inline int COpenSSL_sk_PKCS12_SAFEBAG_num(const STACK_OF(PKCS12_SAFEBAG) *stack) {
+    return sk_PKCS12_SAFEBAG_num(stack);
+}
+
+static inline PKCS12_SAFEBAG *COpenSSL_sk_PKCS12_SAFEBAG_value(const STACK_OF(PKCS12_SAFEBAG) *stack, int index) {
+    return sk_PKCS12_SAFEBAG_value(stack, index);
+}
+
+static inline void COpenSSL_sk_PKCS12_SAFEBAG_pop_free(STACK_OF(PKCS12_SAFEBAG) *stack) {
+    sk_PKCS12_SAFEBAG_pop_free(stack, PKCS12_SAFEBAG_free);
+}
+
 // MARK: - Errors
 
 static inline int COpenSSL_ERR_GET_LIB(unsigned long code) {

@@ -7,13 +7,32 @@ import Synchronization
     import Glibc
 #endif
 
-/// Where the simulator records accepted notifications. It calls ``record(_:connection:)`` once per
-/// read (a batch of frames), never per frame, so recording costs one lock per batch.
+/// Where the simulator records accepted notifications.
+///
+/// The simulator calls, from its event loops:
+/// - ``record(_:connection:)`` once per read (a batch of frames), never per frame, so recording
+///   costs one lock per batch;
+/// - ``flush()`` at most ``GatewaySimulator/Configuration/recorderFlushInterval`` (100 ms) after a
+///   batch was recorded, and once more when the simulator stops;
+/// - ``connectionClosed(_:)`` once when a connection ends, **before** the client can learn of it:
+///   before the error response (or the silent close) that ends it, and before the simulator closes
+///   its side after the client hung up. A client that saw its notifications confirmed therefore
+///   finds them recorded, even if the simulator is killed right after.
+///
+/// A recorder that buffers writes at these calls (``JSONLinesRecorder`` does) costs nothing per
+/// frame and loses nothing a client was told about.
 public protocol NotificationRecorder: Sendable {
     /// Records accepted frames (always notification frames) from one connection, in order.
     func record(_ frames: [Frame], connection: Int)
     /// Writes out anything buffered.
     func flush()
+    /// The connection is ending: write out what was recorded for it (by default, ``flush()``).
+    func connectionClosed(_ connection: Int)
+}
+
+extension NotificationRecorder {
+    /// Writes out everything buffered: the records of `connection` among them.
+    public func connectionClosed(_ connection: Int) { flush() }
 }
 
 /// Keeps accepted notifications in memory, for tests and embedding programs.
@@ -30,6 +49,9 @@ public final class MemoryRecorder: NotificationRecorder {
 
     /// Nothing to write out: everything is in memory.
     public func flush() {}
+
+    /// Nothing to write out: everything is in memory.
+    public func connectionClosed(_ connection: Int) {}
 
     /// Every accepted notification so far, in the order the simulator accepted them.
     public var notifications: [PushNotification] {
@@ -50,6 +72,11 @@ public final class MemoryRecorder: NotificationRecorder {
 
 /// Appends accepted notifications to a file descriptor as JSON Lines, in the shape of
 /// `legacy-push frame decode --json`, buffered into large writes (no per-frame syscalls, no fsync).
+///
+/// Records are written when 256 KiB are buffered, when the simulator flushes (within 100 ms of
+/// being accepted) and when a connection ends (before its client learns of the verdict), so a file
+/// being tailed fills while serving, and killing the process loses only what no client was told
+/// about yet.
 public final class JSONLinesRecorder: NotificationRecorder {
     private struct State {
         var buffer: [UInt8] = []

@@ -2,7 +2,8 @@ import APNsCore
 import APNsCredentials
 internal import APNsRuntime
 
-/// What the simulator saw, for logs and tests. Delivered from the connection threads.
+/// What the simulator saw, for logs and tests. Delivered from the simulator's threads (its event
+/// loops and accept threads).
 public enum SimulatorEvent: Hashable, Sendable {
     /// A client completed the TLS handshake. `client` is "address:port", `subject` the client
     /// certificate's subject, `tlsVersion` the protocol ("TLSv1.2"), followed by " resumed" when
@@ -18,10 +19,19 @@ public enum SimulatorEvent: Hashable, Sendable {
     case closedSilently(connection: Int, accepted: Int)
     /// A connection sent nothing for the configured idle timeout and was closed.
     case idleTimeout(connection: Int, accepted: Int)
+    /// A frame begun on the connection was not complete within the configured frame timeout (a
+    /// client trickling bytes): the connection was closed without a response.
+    case progressTimeout(connection: Int, accepted: Int)
+    /// An idle connection was closed to make room for a new client at the connection limit.
+    case evicted(connection: Int, accepted: Int)
+    /// The client certificate is not for this gateway (its environment, or none of its topics is
+    /// allowed), so the connection was closed right after the handshake, as Apple's gateway did.
+    case certificateRefused(connection: Int, client: String, reason: String)
     /// A connection ended; `accepted` notifications were accepted on it.
     case disconnected(connection: Int, accepted: Int)
     /// A feedback client received `count` tuples.
     case feedbackServed(client: String, count: Int)
-    /// A connection was refused because the simulator already had its maximum.
+    /// A connection was refused because the simulator already had its maximum of active senders
+    /// (no connection was idle long enough to make room).
     case refused(client: String)
 }

@@ -33,6 +33,19 @@
 ///   progress*: connection attempts that fail, and connections that end without a verdict once the
 ///   window cannot shrink any more. Any verdict is progress and starts the count again. A failure
 ///   that cannot heal (``LegacyAPNsError/stopsSending``) stops at once.
+/// - **Refusal rule.** A gateway that refuses the certificate's environment (a development
+///   certificate at the production gateway, or the reverse) or its topic closes or resets every
+///   connection right after the TLS handshake, without a word; on one connection that looks like
+///   any reset. So, until the slot has seen its first verdict: a connection the gateway ended
+///   without one (``CloseCause/endedByGateway(reason:)``, or a handshake it broke off:
+///   ``LegacyAPNsError/Code-swift.struct/handshakeFailed``) counts **two** failures against the
+///   retry budget, and the next connection is a probe carrying a single notification (then the
+///   barrier). With the default budget of four, the second such connection in a row, from the
+///   first on, stops the send with ``LegacyAPNsError/Code-swift.struct/certificateRejected``: "the
+///   gateway ended every connection right after the TLS handshake (2 in a row, nothing confirmed):
+///   it probably refuses this certificate's environment (production/sandbox) or its topic". A
+///   gateway that merely drops large connections after some notifications answers the probe's
+///   barrier, and its first verdict ends the rule for the rest of the send.
 ///
 /// ## States
 /// ```
@@ -103,8 +116,13 @@ public struct DeliveryStateMachine: Sendable {
 
     /// How a connection ended without an error response.
     public enum CloseCause: Hashable, Sendable {
-        /// End of stream, reset, or an I/O error: the gateway's view is unknown.
+        /// The connection failed for a reason the shell cannot pin on the gateway (it took no data
+        /// for too long, it sent bytes that are no error response): the gateway's view is unknown.
         case unexpected(reason: String)
+        /// The gateway ended the connection: end of stream or a reset, without an error response.
+        /// Its view is unknown too; before the slot's first verdict this is what a gateway refusing
+        /// the certificate's environment or topic does (the refusal rule).
+        case endedByGateway(reason: String)
         /// The gateway refused the client certificate (seen after the handshake with TLS 1.3).
         /// Nothing on the connection was processed, and retrying cannot help.
         case certificateRejected(LegacyAPNsError)
@@ -173,6 +191,13 @@ public struct DeliveryStateMachine: Sendable {
     private var attemptsOnThisSlot = 0
     private var highestPosition: UInt64 = 0
     private var pendingEvents: [PushEvent] = []
+    /// Whether the gateway has answered anything on this slot (the refusal rule ends then).
+    private var sawVerdict = false
+    /// Connections in a row the gateway ended before the slot's first verdict.
+    private var endedBeforeAnyVerdict = 0
+
+    /// What a connection the gateway ends before the slot's first verdict costs the retry budget.
+    public static let refusalFailureCost = 2
 
     /// The verdicts so far (complete once ``nextAction()`` returns ``Action/finished``).
     public private(set) var report = SendReport()
@@ -287,6 +312,9 @@ public struct DeliveryStateMachine: Sendable {
         guard case .connecting = state else { preconditionFailure("connectFailed(_:) without connect") }
         if error.stopsSending {
             fail(error)
+        } else if error.code == .handshakeFailed, !sawVerdict {
+            endedBeforeAnyVerdict += 1
+            recordFailure(error, cost: Self.refusalFailureCost, isRefusal: true)
         } else {
             recordFailure(error, spendsBudget: true)
         }
@@ -353,6 +381,8 @@ public struct DeliveryStateMachine: Sendable {
             preconditionFailure("state left in .modifying")
         }
         state = .modifying
+        sawVerdict = true
+        endedBeforeAnyVerdict = 0
         if response.identifier == barrier {
             let count = inFlight.count
             acceptFirst(count, of: &inFlight)
@@ -431,7 +461,15 @@ public struct DeliveryStateMachine: Sendable {
                     retry.append(entry)
                 }
                 fail(error)
-            case .unexpected(let reason):
+            case .endedByGateway(let reason) where !sawVerdict:
+                pendingEvents.append(.closed(connection: connection, reason: reason))
+                closedWithoutVerdict(&inFlight)
+                state = .disconnected
+                endedBeforeAnyVerdict += 1
+                window.probe()
+                recordFailure(
+                    LegacyAPNsError(.connectionFailed, reason), cost: Self.refusalFailureCost, isRefusal: true)
+            case .unexpected(let reason), .endedByGateway(let reason):
                 pendingEvents.append(.closed(connection: connection, reason: reason))
                 let (lost, couldShrink) = closedWithoutVerdict(&inFlight)
                 state = .disconnected
@@ -460,9 +498,25 @@ public struct DeliveryStateMachine: Sendable {
     }
 
     private mutating func recordFailure(_ error: LegacyAPNsError, spendsBudget: Bool) {
+        recordFailure(error, cost: spendsBudget ? 1 : 0, isRefusal: false)
+    }
+
+    /// Counts a failure costing `cost` of the retry budget; `isRefusal` when the refusal rule
+    /// counted it (the gateway ended the connection before the slot's first verdict).
+    private mutating func recordFailure(_ error: LegacyAPNsError, cost: Int, isRefusal: Bool) {
         failures.consecutive += 1
-        if spendsBudget { failures.withoutProgress += 1 }
+        failures.withoutProgress += cost
         if failures.withoutProgress >= configuration.reconnect.maximumConsecutiveFailures {
+            if isRefusal {
+                fail(
+                    LegacyAPNsError(
+                        .certificateRejected,
+                        "the gateway ended every connection right after the TLS handshake "
+                            + "(\(endedBeforeAnyVerdict) in a row, nothing confirmed): it probably refuses this "
+                            + "certificate's environment (production/sandbox) or its topic; last: \(error.reason)",
+                        underlying: error))
+                return
+            }
             fail(
                 LegacyAPNsError(
                     .connectionFailed, "\(error.reason) (gave up after \(failures.withoutProgress) attempts in a row)",

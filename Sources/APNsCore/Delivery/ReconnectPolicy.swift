@@ -6,7 +6,10 @@
 /// with ``LegacyAPNsError/Code-swift.struct/connectionFailed``. A connection that confirmed or
 /// rejected something made progress: the count starts again, so a gateway that keeps accepting
 /// work is never abandoned. Reconnecting after an error response or a confirmation is immediate.
-/// A failure that cannot heal (``LegacyAPNsError/stopsSending``) stops at once.
+/// A failure that cannot heal (``LegacyAPNsError/stopsSending``) stops at once. Until a slot's first
+/// verdict, a connection the gateway ends without one counts twice (the refusal rule of
+/// ``DeliveryStateMachine``), so a gateway refusing the certificate's environment or topic stops
+/// the send at the second connection with the default of four.
 public struct ReconnectPolicy: Hashable, Sendable {
     /// Delays between attempts after failures.
     public var backoff: Backoff

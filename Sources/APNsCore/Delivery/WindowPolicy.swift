@@ -3,7 +3,7 @@
 ///
 /// Everything after a rejected notification is discarded by the gateway and written again, and
 /// everything in flight on a connection that closes silently is written again, so the window
-/// trades resends against barriers (one reconnect each). The four rules live here and nowhere
+/// trades resends against barriers (one reconnect each). The five rules live here and nowhere
 /// else:
 /// - a barrier confirmed `n`: the next connection may carry four times more (at least
 ///   ``minimum``), so a clean send quickly returns to the full ``capacity``;
@@ -13,6 +13,8 @@
 /// - a connection closed without an answer while `w` were in flight: the next one carries half,
 ///   so a gateway that drops connections after some number of notifications is eventually
 ///   confirmed below that number and the send makes progress;
+/// - the gateway ended a connection before the slot's first verdict (``DeliveryStateMachine``'s
+///   refusal rule): the next one is a probe of one notification;
 /// - the input paused with `w` in flight: confirm those now (the window shrinks to `w`).
 public struct WindowPolicy: Hashable, Sendable {
     /// The smallest window after an error or a confirmation: enough frames to fill a TLS record.
@@ -47,6 +49,12 @@ public struct WindowPolicy: Hashable, Sendable {
         let couldShrink = current > 1
         current = Swift.max(1, inFlight / 2)
         return couldShrink
+    }
+
+    /// The gateway ended a connection before any verdict: the next carries one notification, which
+    /// tells a gateway that answers nothing from one that drops large connections.
+    public mutating func probe() {
+        current = 1
     }
 
     /// The input paused with `inFlight` notifications written: confirm exactly those.

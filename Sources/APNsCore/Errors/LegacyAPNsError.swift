@@ -61,7 +61,8 @@ public struct LegacyAPNsError: Error, Sendable, CustomStringConvertible {
         /// A credential that lacks a certificate or a key where one is needed.
         public static let missingCredentials = Code(.missingCredentials)
         /// Credentials protected with an algorithm this OpenSSL cannot use (RC2-40 PKCS#12 files
-        /// when OpenSSL's `legacy` provider is not installed), or a key of the wrong type.
+        /// when OpenSSL's `legacy` provider is not installed), a key of the wrong type, or a
+        /// PKCS#12 file holding more than one identity (several keys with their certificates).
         public static let unsupportedCredentials = Code(.unsupportedCredentials)
         /// A key of a kind this use does not take: APNs signing keys (`.p8`) are unencrypted EC
         /// P-256 keys, so an RSA, Ed25519 or P-384 key, or an encrypted one, is refused with this.

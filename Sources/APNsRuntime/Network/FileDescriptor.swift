@@ -29,4 +29,13 @@ package enum FileDescriptor {
     package static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
         bytes.withUnsafeBytes { writeAll($0, to: descriptor) }
     }
+
+    /// Raises this process's soft limit on open descriptors to `count` (at most the hard limit),
+    /// for a server that holds many connections. Never lowers it.
+    package static func raiseLimit(to count: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(count) else { return }
+        limit.rlim_cur = Swift.min(rlim_t(count), limit.rlim_max)
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
 }

@@ -100,7 +100,12 @@ package final class Listener: @unchecked Sendable {
                 Glibc.accept(descriptor, $0, &length)
             }
         }
-        guard client >= 0 else { return nil }
+        guard client >= 0 else {
+            // Out of descriptors (or memory): the pending connection stays queued and poll keeps
+            // reporting it, so pause briefly instead of spinning.
+            if [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(errno) { Monotonic.sleep(0.05) }
+            return nil
+        }
         _ = fcntl(client, F_SETFL, O_NONBLOCK)
         _ = fcntl(client, F_SETFD, FD_CLOEXEC)
         let socket = Socket(adopting: client)

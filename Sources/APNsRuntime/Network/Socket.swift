@@ -85,7 +85,8 @@ package final class Socket {
 
     /// Waits until the socket is ready for `events` or `timeout` seconds pass. Returns true when
     /// ready (or hung up / in error, which the next read or write reports). This is the one
-    /// place a connection waits: every transport loop comes here.
+    /// place a connection waits: every transport loop comes here (event loops owning many
+    /// sockets wait in ``Poller``).
     package func wait(for events: Readiness, timeout: Double) -> Bool {
         var wanted: Int16 = 0
         if events.contains(.readable) { wanted |= Int16(POLLIN) }
@@ -124,6 +125,18 @@ package final class Socket {
             if count > 0 { continue }
             if count < 0, errno == EINTR || errno == EAGAIN { continue }
             return
+        }
+    }
+
+    /// Reads and throws away the raw bytes that have arrived, without waiting (the non-blocking
+    /// form of ``drain(for:)``, for event loops). False once the peer has closed or the socket failed.
+    package func discardAvailable() -> Bool {
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = scratch.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 { continue }
+            if count < 0, errno == EINTR { continue }
+            return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
         }
     }
 

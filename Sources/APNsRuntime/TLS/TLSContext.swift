@@ -19,10 +19,13 @@ package final class TLSContext: @unchecked Sendable {
     private var serverProtocols: ApplicationProtocolList?
     /// Kept alive for the verify callback, which finds it through the context's ex_data.
     private var pins: PinnedCertificates?
+    /// The oldest TLS version this side speaks, for wording errors ("refused TLS 1.2 and newer").
+    package let minimum: TLSConfiguration.Version
 
-    private init(pointer: OpaquePointer, identity: ClientIdentity?) {
+    private init(pointer: OpaquePointer, identity: ClientIdentity?, minimum: TLSConfiguration.Version) {
         self.pointer = pointer
         self.identity = identity
+        self.minimum = minimum
     }
 
     deinit { SSL_CTX_free(pointer) }
@@ -71,17 +74,18 @@ package final class TLSContext: @unchecked Sendable {
     }
 
     /// A server context that requires a client certificate chaining to `clientTrust` (or, with
-    /// `clientCertificates: .optional`, verifies one only if sent) and speaks TLS 1.2 up to
-    /// `maximum`.
+    /// `clientCertificates: .optional`, verifies one only if sent) and speaks TLS `minimum` (1.2
+    /// unless raised) up to `maximum`.
     ///
     /// With `applicationProtocols` (`["h2"]`), ALPN selects the first of them the client offers; a
     /// client that offers only others is refused with the `no_application_protocol` alert, and a
     /// client that offers none at all is served (the HTTP/2 API speaks HTTP/2 to it, as APNs does).
     package static func server(
-        identity: ClientIdentity, clientTrust: [Certificate], maximum: TLSConfiguration.Version,
-        clientCertificates: ClientCertificates = .required, applicationProtocols: [String] = []
+        identity: ClientIdentity, clientTrust: [Certificate], minimum: TLSConfiguration.Version = .tls12,
+        maximum: TLSConfiguration.Version, clientCertificates: ClientCertificates = .required,
+        applicationProtocols: [String] = []
     ) throws -> TLSContext {
-        let context = try make(method: TLS_server_method(), identity: identity, minimum: .tls12)
+        let context = try make(method: TLS_server_method(), identity: identity, minimum: minimum)
         _ = COpenSSL_SSL_CTX_set_max_proto_version(context.pointer, maximum == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION)
         switch clientCertificates {
         case .required: SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
@@ -122,7 +126,7 @@ package final class TLSContext: @unchecked Sendable {
             throw LegacyAPNsError(
                 .tlsConfiguration, "cannot create a TLS context: \(OpenSSLError.drain("SSL_CTX_new_ex"))")
         }
-        let context = TLSContext(pointer: pointer, identity: identity)
+        let context = TLSContext(pointer: pointer, identity: identity, minimum: minimum)
         _ = COpenSSL_SSL_CTX_set_min_proto_version(pointer, minimum == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION)
         SSL_CTX_set_options(
             pointer,

@@ -47,9 +47,11 @@ package final class TLSSession: Transport {
     package var didResume: Bool { SSL_session_reused(ssl) == 1 }
 
     /// The subject of the certificate the peer presented, if any.
-    package var peerSubject: String? {
-        guard let peer = SSL_get1_peer_certificate(ssl) else { return nil }
-        return Certificate(taking: peer).subject
+    package var peerSubject: String? { peerCertificate?.subject }
+
+    /// The certificate the peer presented (also after resuming a session), if any.
+    package var peerCertificate: Certificate? {
+        SSL_get1_peer_certificate(ssl).map(Certificate.init(taking:))
     }
 
     /// The negotiated protocol ("TLSv1.3").
@@ -63,13 +65,6 @@ package final class TLSSession: Transport {
         SSL_get0_alpn_selected(ssl, &data, &count)
         guard let data, count > 0 else { return "" }
         return String(decoding: UnsafeRawBufferPointer(start: data, count: Int(count)), as: UTF8.self)
-    }
-
-    /// The certificate the peer presented, if any (a server with optional client certificates
-    /// tells certificate from token authentication by it).
-    package var peerCertificate: Certificate? {
-        guard let peer = SSL_get1_peer_certificate(ssl) else { return nil }
-        return Certificate(taking: peer)
     }
 
     /// Connects to `endpoint` and completes the handshake within `timeout` seconds, verifying the
@@ -120,18 +115,47 @@ package final class TLSSession: Transport {
         return session
     }
 
+    /// Starts the server side of a handshake on an accepted socket without waiting, for an event
+    /// loop: call ``continueHandshake()`` until it is done, whenever the socket is ready for what it
+    /// asked for. On failure, close with ``beginGentleClose()`` so the alert reaches the client.
+    package static func beginAccepting(_ socket: Socket, context: TLSContext, peer: String) throws -> TLSSession {
+        ERR_clear_error()
+        guard let ssl = SSL_new(context.pointer) else {
+            throw LegacyAPNsError(.tlsConfiguration, "cannot create a TLS session: \(OpenSSLError.drain("SSL_new"))")
+        }
+        let session = TLSSession(socket: socket, ssl: ssl, context: context, peer: peer)
+        _ = SSL_set_fd(ssl, socket.descriptor)
+        SSL_set_accept_state(ssl)
+        return session
+    }
+
+    /// One step of a handshake begun with ``beginAccepting(_:context:peer:)``, without waiting:
+    /// ``IOResult/done(_:)`` when it is complete, ``IOResult/wantRead`` or ``IOResult/wantWrite``
+    /// when it needs the socket, ``IOResult/failed(_:)`` with the reason worded for people.
+    package func continueHandshake() -> IOResult {
+        handshakeStep(SSL_accept, isClient: false)
+    }
+
+    private func handshakeStep(_ step: (OpaquePointer?) -> Int32, isClient: Bool) -> IOResult {
+        ERR_clear_error()
+        let result = step(ssl)
+        if result == 1 { return .done(0) }
+        let code = SSL_get_error(ssl, result)
+        switch code {
+        case SSL_ERROR_WANT_READ: return .wantRead
+        case SSL_ERROR_WANT_WRITE: return .wantWrite
+        default: return .failed(handshakeError(code: code, isClient: isClient))
+        }
+    }
+
     private func handshake(deadline: Double, step: (OpaquePointer?) -> Int32, isClient: Bool) throws {
         while true {
-            ERR_clear_error()
-            let result = step(ssl)
-            if result == 1 { return }
-            let code = SSL_get_error(ssl, result)
             let events: Readiness
-            switch code {
-            case SSL_ERROR_WANT_READ: events = .readable
-            case SSL_ERROR_WANT_WRITE: events = .writable
-            default:
-                throw handshakeError(code: code, isClient: isClient)
+            switch handshakeStep(step, isClient: isClient) {
+            case .done, .closed: return
+            case .wantRead: events = .readable
+            case .wantWrite: events = .writable
+            case .failed(let error): throw error
             }
             let remaining = deadline - Monotonic.now()
             guard remaining > 0, wait(for: events, timeout: remaining) else {
@@ -155,6 +179,7 @@ package final class TLSSession: Transport {
         }
         if let refused = applicationProtocolRefusal(queue, isClient: isClient) { return refused }
         if let rejected = certificateRejection(queue) { return rejected }
+        if let refused = versionRefusal(queue, isClient: isClient) { return refused }
         if !isClient, queue.contains(reason: SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
             return LegacyAPNsError(.certificateRejected, "client \(peer) presented no certificate")
         }
@@ -187,6 +212,28 @@ package final class TLSSession: Transport {
             )
         }
         return nil
+    }
+
+    /// The two sides share no TLS version: the peer answered protocol_version, or offered or chose
+    /// only versions this side refuses. Worded for people, as ``LegacyAPNsError/Code-swift.struct/protocolRefused``
+    /// (which stops a sender at once: retrying cannot help).
+    private func versionRefusal(_ queue: OpenSSLError, isClient: Bool) -> LegacyAPNsError? {
+        let reasons = [
+            SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_VERSION_TOO_LOW,
+            SSL_R_NO_PROTOCOLS_AVAILABLE,
+        ]
+        guard reasons.contains(where: { queue.contains(reason: $0) }) else { return nil }
+        let offered = context.minimum == .tls13 ? "TLS 1.3" : "TLS 1.2 and newer"
+        if isClient {
+            let fix =
+                context.minimum == .tls13
+                ? "it speaks only older versions (allow TLS 1.2: the minimum version is set to 1.3)"
+                : "it speaks only TLS versions older than 1.2, which are insecure and not offered "
+                    + "(Apple's gateway spoke TLS 1.2)"
+            return LegacyAPNsError(.protocolRefused, "the gateway \(peer) refused \(offered): \(fix)")
+        }
+        return LegacyAPNsError(
+            .protocolRefused, "client \(peer) speaks no TLS version this gateway accepts (\(offered))")
     }
 
     /// An alert from the peer saying it refused our certificate, worded for people.
@@ -269,6 +316,18 @@ package final class TLSSession: Transport {
         _ = SSL_shutdown(ssl)
         ERR_clear_error()
         socket.close()
+    }
+
+    /// The first half of ``closeGently(drainTimeout:)``, for event loops that cannot wait:
+    /// close_notify and FIN. The owner then discards what still arrives
+    /// (``Socket/discardAvailable()``) until the peer closes or its drain deadline passes, then
+    /// closes the socket (not ``close()``: a second SSL_shutdown would read the peer's end of
+    /// stream as an error, and OpenSSL drops the session from the resumption cache for that).
+    package func beginGentleClose() {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+        socket.shutdownWrite()
     }
 
     /// A gateway's goodbye: close_notify, FIN, then read and discard what the peer still sends for

@@ -31,7 +31,8 @@ package struct Readiness: OptionSet, Sendable {
 /// Reads and writes never block. The one place that waits is ``wait(for:timeout:)``, and the
 /// loops that need waiting (write everything, read with a deadline, drain before closing) are
 /// written once, below, for every transport: no connection shell, simulator or reader polls a
-/// socket itself.
+/// socket itself. An event loop that owns many sessions (the simulator's) waits for all of them at
+/// once with a ``Poller`` instead, and drives each without blocking.
 package protocol Transport: AnyObject {
     /// "host:port" of the other side, for messages.
     var peer: String { get }

@@ -261,7 +261,8 @@ package final class GatewayConnection {
                     connectionEnded(
                         LegacyAPNsError(
                             .connectionFailed, "\(transport.peer) sent bytes that are not an error response (\(error))",
-                            underlying: error))
+                            underlying: error),
+                        byGateway: false)
                     return false
                 }
             case .wantRead, .wantWrite:
@@ -290,11 +291,15 @@ package final class GatewayConnection {
         }
     }
 
-    /// The connection ended without a verdict.
-    private func connectionEnded(_ error: LegacyAPNsError) {
+    /// The connection ended without a verdict. A close or a reset is the gateway's doing (which
+    /// the machine's refusal rule counts before the first verdict); a stall or bytes that are no
+    /// error response are not.
+    private func connectionEnded(_ error: LegacyAPNsError, byGateway: Bool = true) {
         closeTransport()
         if error.stopsSending {
             machine.closed(.certificateRejected(error))
+        } else if byGateway, error.code == .connectionFailed {
+            machine.closed(.endedByGateway(reason: error.reason))
         } else {
             machine.closed(.unexpected(reason: error.reason))
         }

@@ -18,7 +18,14 @@ enum ServeCommand {
                 client certificate such as Fixtures/certs/universal-modern.p12, passphrase "secret").
 
                 Prints "listening on HOST:PORT" (and "feedback on HOST:PORT") once ready; stops cleanly on \
-                Ctrl-C or SIGTERM. Connections and rejections are logged on stderr.
+                Ctrl-C or SIGTERM. Connections and rejections are logged on stderr. With --record, accepted \
+                notifications reach the file within 100 ms, and before the client learns of a verdict.
+
+                Nobody can hold the simulator: a client has --handshake-timeout seconds for the TLS handshake, \
+                a frame must be complete --frame-timeout seconds after its first byte (so trickling bytes does \
+                not keep a connection), and at --max-connections the connection idle longest (no complete \
+                frame for 5 s) is closed to make room for a new client; a new client is refused only when \
+                every connection is an active sender.
                 """,
             options: [
                 .value("cert", "path", "The simulator's server certificate (PEM, or a .p12 holding the key too)."),
@@ -41,11 +48,23 @@ enum ServeCommand {
                 .value("max-payload", "bytes", "Largest payload accepted (larger: status 7).", default: "2048"),
                 .value("error-delay", "seconds", "Keep reading for this long before sending an error response."),
                 .flag("split-errors", "Send error responses one byte per TLS record."),
-                .value("max-connections", "n", "Connections served at once.", default: "64"),
+                .value("max-connections", "n", "Connections held at once (idle ones make room).", default: "1024"),
                 .value("idle-timeout", "seconds", "Close connections that send nothing for this long.", default: "300"),
+                .value("handshake-timeout", "seconds", "Time a client may take for the TLS handshake.", default: "10"),
+                .value(
+                    "frame-timeout", "seconds", "Close a connection whose frame is incomplete this long.", default: "10"
+                ),
                 .value(
                     "tls-max", "1.2|1.3", "Newest TLS version offered (Apple's gateway spoke 1.2).",
                     default: "1.2"),
+                .value(
+                    "tls-min", "1.2|1.3", "Oldest TLS version accepted (1.3 refuses TLS 1.2 clients, and offers 1.3).",
+                    default: "1.2"),
+                .value(
+                    "environment", "production|development",
+                    "Close right after the handshake with certificates of the other environment."),
+                .repeated(
+                    "topic", "bundle-id", "Close right after the handshake with certificates lacking every such topic."),
                 .flag("quiet", "Do not log connections and rejections."),
                 .flag(
                     "http2", "Simulate Apple's HTTP/2 provider API instead (see 'legacy-push serve --http2 --help')."),
@@ -65,10 +84,21 @@ enum ServeCommand {
         let feedbackPort =
             arguments.flag("no-feedback") ? nil : try arguments.integer("feedback-port", as: UInt16.self) ?? 2196
         let maximumPayload = try arguments.integer("max-payload", in: 1...65535) ?? Payload.defaultMaximumSize
-        let maximumConnections = try arguments.integer("max-connections", in: 1...10_000) ?? 64
+        let maximumConnections = try arguments.integer("max-connections", in: 1...10_000) ?? 1024
         let idleTimeout = try arguments.seconds("idle-timeout") ?? 300
+        let handshakeTimeout = try arguments.seconds("handshake-timeout") ?? 10
+        let frameTimeout = try arguments.seconds("frame-timeout") ?? 10
+        let oldestTLS: TLSConfiguration.Version =
+            try arguments.choice("tls-min", from: ["1.2", "1.3"]) == "1.3" ? .tls13 : .tls12
+        // --tls-min 1.3 alone offers 1.3; with an explicit --tls-max 1.2 it makes no sense.
         let newestTLS: TLSConfiguration.Version =
-            try arguments.choice("tls-max", from: ["1.2", "1.3"]) == "1.3" ? .tls13 : .tls12
+            try arguments.choice("tls-max", from: ["1.2", "1.3"]).map { $0 == "1.3" ? .tls13 : .tls12 } ?? oldestTLS
+        if oldestTLS == .tls13, newestTLS == .tls12 {
+            throw CLIError.usage("--tls-min 1.3 needs --tls-max 1.3 (or no --tls-max)")
+        }
+        let environment: CertificateEnvironment? = try arguments.choice(
+            "environment", from: ["production", "development"]
+        ).map { $0 == "production" ? .production : .development }
         let faults = try faults(arguments)
         var feedback: [FeedbackRecord] = []
         if let path = arguments.value("feedback-file") {
@@ -85,7 +115,12 @@ enum ServeCommand {
         configuration.maximumPayloadSize = maximumPayload
         configuration.maximumConnections = maximumConnections
         configuration.idleTimeout = .seconds(fractional: idleTimeout)
+        configuration.handshakeTimeout = .seconds(fractional: handshakeTimeout)
+        configuration.frameTimeout = .seconds(fractional: frameTimeout)
+        configuration.minimumTLSVersion = oldestTLS
         configuration.maximumTLSVersion = newestTLS
+        configuration.environment = environment
+        configuration.topics = arguments.allValues("topic")
         configuration.faults = faults
         configuration.feedback = feedback
         var recordDescriptor: Int32 = -1
@@ -103,6 +138,7 @@ enum ServeCommand {
             }
         }
 
+        FileDescriptor.raiseLimit(to: maximumConnections + 256)
         let simulator = try GatewaySimulator(configuration: configuration)
         let endpoints = try await simulator.start()
         console.print("listening on \(endpoints.gateway)")
@@ -194,10 +230,16 @@ enum ServeCommand {
             "connection \(connection): closed by the client after \(accepted) notifications"
         case .idleTimeout(let connection, let accepted):
             "connection \(connection): closed after sending nothing for the idle timeout (\(accepted) notifications)"
+        case .progressTimeout(let connection, let accepted):
+            "connection \(connection): closed: a frame stayed incomplete for the frame timeout (\(accepted) notifications)"
+        case .evicted(let connection, let accepted):
+            "connection \(connection): closed to make room for a new client (idle; \(accepted) notifications)"
+        case .certificateRefused(let connection, let client, let reason):
+            "connection \(connection) from \(client): closed right after the handshake: \(reason)"
         case .feedbackServed(let client, let count):
             "feedback: \(count) tuples to \(client)"
         case .refused(let client):
-            "refused \(client): too many connections"
+            "refused \(client): too many connections, all of them active"
         }
     }
 }
