@@ -89,7 +89,7 @@ public final class GatewaySimulator: Sendable {
         public var maximumConnections = 1024
         /// How long a connection must have made no progress (completed no frame, nor its
         /// handshake) before it may be closed to make room for a new client at the limit. Longer
-        /// than a sender's pause between batches with nothing in flight (``PushClient`` confirms
+        /// than a sender's pause between batches with nothing in flight (LegacyAPNs's `PushClient` confirms
         /// what is in flight after one second of pause).
         public var evictableAfter: Duration = .seconds(5)
         /// Bytes a connection may have received but not yet decoded before it counts as hostile.

@@ -247,14 +247,24 @@ final class ProviderConnection: HTTP2SessionDelegate {
             case .wantRead, .wantWrite:
                 return true  // the rest goes when the socket takes it (exchange waits for that)
             case .closed:
-                lost(LegacyAPNsError(.connectionFailed, "\(transport.peer) closed the connection"))
+                lostWhileWriting(LegacyAPNsError(.connectionFailed, "\(transport.peer) closed the connection"))
                 return false
             case .failed(let error):
-                lost(error)
+                lostWhileWriting(error)
                 return false
             }
         }
         return true
+    }
+
+    /// A write failed: the server may have answered, and said GOAWAY, before it closed (a server
+    /// that closes on a client still writing resets the connection). Whatever of that is still
+    /// readable is handled first, so answered streams count as answered and the GOAWAY's
+    /// last-stream-id tells which of the rest were never processed; only then is it lost.
+    private func lostWhileWriting(_ error: LegacyAPNsError) {
+        output.clear()
+        readAvailable()
+        if transport != nil { lost(error) }
     }
 
     /// Flushes, then waits for the server (and for the socket to take pending output) until

@@ -87,8 +87,12 @@ final class BridgeCore: Sendable {
     func route(_ event: ProviderEvent) {
         switch event {
         case .accepted(_, let acceptance):
-            count { $0.accepted += 1 }
-            session(tag: acceptance.tag)?.settle(tag: acceptance.tag, verdict: .accepted)
+            count {
+                $0.accepted += 1
+                if acceptance.isPossibleDuplicate { $0.possibleDuplicates += 1 }
+            }
+            session(tag: acceptance.tag)?.settle(
+                tag: acceptance.tag, verdict: .accepted, possibleDuplicate: acceptance.isPossibleDuplicate)
         case .rejected(_, let rejection):
             let verdict = BridgeVerdict(rejection: rejection)
             guard let session = session(tag: rejection.tag) else { return }

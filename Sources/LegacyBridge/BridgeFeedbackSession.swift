@@ -26,6 +26,7 @@ struct BridgeFeedbackSession {
         }
         guard let topic = core.translation.fixedTopic ?? session.peerCertificate?.topic else {
             session.closeGently(drainTimeout: 0.5)
+            core.count { $0.refusedConnections += 1 }
             core.emit(.senderRefused(client: client, reason: "its certificate names no topic"))
             return
         }

@@ -49,16 +49,28 @@ final class SenderSession: @unchecked Sendable {
     // MARK: - Verdicts (upstream threads)
 
     /// The verdict for the notification with `tag`.
-    func settle(tag: UInt64, verdict: BridgeVerdict, fromMemory: Bool = false) {
+    ///
+    /// `fromMemory`: the verdict is an earlier copy's (a resend acknowledged without delivery).
+    /// `possibleDuplicate`: upstream sent it again after an attempt that may have been delivered.
+    func settle(tag: UInt64, verdict: BridgeVerdict, fromMemory: Bool = false, possibleDuplicate: Bool = false) {
         let sequence = tag & 0xFFFF_FFFF
-        let (aftermath, wakeThread, finished): (BridgeSenderMachine.Aftermath, Bool, Bool) = lock.withLock {
-            held[sequence] = nil
-            let aftermath = machine.settle(sequence: sequence, verdict: verdict)
-            var finished = false
-            if threadEnded, case .finished = machine.nextAction() { finished = true }
-            return (aftermath, waitingForVerdicts, finished)
+        let (aftermath, wakeThread, finished, item):
+            (BridgeSenderMachine.Aftermath, Bool, Bool, BridgeSenderMachine.Item?) = lock.withLock {
+                held[sequence] = nil
+                let item = fromMemory || possibleDuplicate ? machine.item(sequence: sequence) : nil
+                let aftermath = machine.settle(sequence: sequence, verdict: verdict)
+                var finished = false
+                if threadEnded, case .finished = machine.nextAction() { finished = true }
+                return (aftermath, waitingForVerdicts, finished, item)
+            }
+        if let item {
+            if fromMemory, verdict.isSuccess {
+                core.emit(.acknowledgedResend(connection: connection, identifier: item.identifier))
+            }
+            if possibleDuplicate {
+                core.emit(.possibleDuplicate(connection: connection, identifier: item.identifier, token: item.token))
+            }
         }
-        if fromMemory, verdict.isSuccess { core.emit(.acknowledgedResend(connection: connection, identifier: 0)) }
         core.handle(aftermath, connection: connection)
         if wakeThread { wake.signal() }
         if finished { core.unregister(id) }

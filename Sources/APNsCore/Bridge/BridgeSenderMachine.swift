@@ -173,6 +173,12 @@ public struct BridgeSenderMachine: Sendable {
         return true
     }
 
+    /// The admitted notification with `sequence` (matched as ``settle(sequence:verdict:)`` does),
+    /// while the machine still holds it.
+    public func item(sequence: UInt64) -> Item? {
+        index(of: sequence).map { items[$0] }
+    }
+
     /// The verdict for the notification with `sequence`, matched by its low 32 bits (the tag's
     /// width; a window is far smaller). Unknown or already settled sequences are ignored.
     public mutating func settle(sequence: UInt64, verdict: BridgeVerdict) -> Aftermath {

@@ -500,7 +500,8 @@ public struct ProviderConnectionMachine: Sendable {
                         connection: connection,
                         ProviderAcceptance(
                             position: entry.position, tag: entry.tag, identifier: entry.request.identifier,
-                            apnsID: response.apnsID ?? entry.apnsID, latency: now - waiting.sentAt)))
+                            apnsID: response.apnsID ?? entry.apnsID, latency: now - waiting.sentAt,
+                            isPossibleDuplicate: entry.possiblyDelivered)))
             case .doNotRetry, .discardDeviceToken:
                 reject(entry, response: response, isLocal: false)
             case .retryAfterDelay, .retryWithBackoff:

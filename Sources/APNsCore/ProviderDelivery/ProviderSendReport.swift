@@ -10,14 +10,21 @@ public struct ProviderAcceptance: Hashable, Sendable {
     public var apnsID: APNsID
     /// From sending the request to its answer.
     public var latency: Duration
+    /// An earlier attempt may have been delivered too (its connection was lost before the answer,
+    /// and it was sent again): the device may show it twice.
+    public var isPossibleDuplicate: Bool
 
     /// Creates an acceptance.
-    public init(position: UInt64, tag: UInt64 = 0, identifier: UInt32? = nil, apnsID: APNsID, latency: Duration) {
+    public init(
+        position: UInt64, tag: UInt64 = 0, identifier: UInt32? = nil, apnsID: APNsID, latency: Duration,
+        isPossibleDuplicate: Bool = false
+    ) {
         self.position = position
         self.tag = tag
         self.identifier = identifier
         self.apnsID = apnsID
         self.latency = latency
+        self.isPossibleDuplicate = isPossibleDuplicate
     }
 }
 

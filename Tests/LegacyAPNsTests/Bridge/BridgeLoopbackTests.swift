@@ -1,0 +1,213 @@
+import APNsCore
+import APNsRuntime
+import FeedbackClient
+import GatewaySimulator
+import HTTP2Client
+import LegacyAPNs
+import LegacyBridge
+import TestSupport
+import Testing
+
+/// The bridge over real TLS on loopback: our binary client (a legacy sender, with its resend
+/// cache) -> the bridge -> HTTP/2 with a provider token -> the HTTP/2 simulator, which records
+/// what APNs would have delivered. Every property is about what reached "APNs": each notification
+/// exactly once, or named to the sender.
+@Suite(.serialized) struct BridgeLoopbackTests {
+    static func notifications(_ range: ClosedRange<Int>) -> [PushNotification] {
+        range.map { TestGateway.notification($0) }
+    }
+
+    @Test func everyNotificationIsDeliveredUpstreamExactlyOnce() async throws {
+        try await withBridge { fixture in
+            let report = await try fixture.client().send(Self.notifications(1...2000))
+            #expect(report.failure == nil)
+            #expect(report.accepted == 2000)
+            #expect(report.rejected.isEmpty)
+            #expect(report.unconfirmed.isEmpty)
+            let deliveries = fixture.deliveries()
+            #expect(deliveries.count == 2000)
+            #expect(deliveries.values.allSatisfy { $0 == 1 })
+            #expect(deliveries.keys.sorted() == Array(1...2000))
+            // The topic is the sender certificate's, the apns-id deterministic per identifier.
+            let accepted = fixture.upstream!.recorder.accepted
+            #expect(Set(accepted.compactMap(\.request.topic)) == [TestGateway.clientIdentity.certificate.topic!])
+            #expect(Set(accepted.map(\.apnsID)).count == 2000)
+        }
+    }
+
+    /// The first upstream rejection becomes the error response naming it; the sender resends what
+    /// followed, and what was already delivered is acknowledged from memory, not delivered again.
+    @Test(arguments: [false, true])
+    func aBadTokenIsOneErrorResponseAndTheRestAreDeliveredOnce(strictOrder: Bool) async throws {
+        var faults = ProviderFaults()
+        let bad = [137, 600]
+        for index in bad { faults.failingTokens[TestGateway.notification(index).token] = .badDeviceToken }
+        try await withBridge(faults: faults, configure: { $0.strictOrder = strictOrder }) { fixture in
+            let report = await try fixture.client().send(Self.notifications(1...1000))
+            #expect(report.failure == nil)
+            #expect(report.rejected.map(\.identifier) == [137, 600])
+            #expect(report.rejected.map(\.status) == [.invalidToken, .invalidToken])
+            #expect(report.accepted == 998)
+            #expect(report.unconfirmed.isEmpty)
+            let deliveries = fixture.deliveries()
+            #expect(deliveries.count == 998)
+            #expect(deliveries.values.allSatisfy { $0 == 1 }, "a resend was delivered twice")
+            #expect(Set(deliveries.keys).isDisjoint(with: bad))
+            let statistics = fixture.bridge.statistics
+            // Each notification went upstream once: resends were answered from memory.
+            #expect(statistics.forwarded == 1000)
+            #expect(statistics.possibleDuplicates == 0)
+            if !strictOrder { #expect(statistics.acknowledgedResends > 0) }
+            // The client's end-of-send barrier (identifier >= 2^31, no token) is answered as
+            // Apple's gateway answered it; every other error response names a bad token.
+            let answered = fixture.events.get().compactMap { event -> UInt32? in
+                if case .answered(_, let response?, _, _, _) = event { return response.identifier }
+                return nil
+            }
+            #expect(answered.filter { $0 < 0x8000_0000 } == [137, 600])
+        }
+    }
+
+    /// What the binary gateway refused itself is refused by the bridge without a round trip.
+    @Test func aShortTokenIsRefusedLocallyWithStatus5() async throws {
+        try await withBridge { fixture in
+            var notifications = Self.notifications(1...20)
+            notifications[9] = PushNotification(
+                token: try DeviceToken(bytes: [UInt8](repeating: 0xAB, count: 16)), payload: notifications[9].payload,
+                identifier: 10)
+            let report = await try fixture.client().send(notifications)
+            #expect(report.rejected.map(\.identifier) == [10])
+            #expect(report.rejected.map(\.status) == [.invalidTokenSize])
+            #expect(report.accepted == 19)
+            #expect(fixture.deliveries().count == 19)
+            #expect(fixture.bridge.statistics.forwarded == 19)
+        }
+    }
+
+    /// 410 is not an error for the sender: the token goes to the store (seconds = timestamp /
+    /// 1000) and is served once on the feedback port, also after a restart of the bridge.
+    @Test func unregisteredTokensAreServedOnceOnTheFeedbackPortAfterARestart() async throws {
+        let scratch = try ScratchDirectory()
+        let store = scratch.file("bridge.sqlite")
+        var faults = ProviderFaults()
+        faults.unregisteredTokens[TestGateway.notification(5).token] = .milliseconds(1_700_000_000_999)
+        faults.unregisteredTokens[TestGateway.notification(9).token] = .milliseconds(1_600_000_000_000)
+        try await withBridge(faults: faults, store: store) { fixture in
+            let report = await try fixture.client().send(Self.notifications(1...50))
+            #expect(report.accepted == 50)
+            #expect(report.rejected.isEmpty)
+            #expect(fixture.bridge.statistics.unregistered == 2)
+            #expect(await fixture.bridge.storedFeedbackCount() == 2)
+        }
+        // A new bridge on the same store: nothing was lost.
+        try await withBridge(store: store) { fixture in
+            #expect(await fixture.bridge.storedFeedbackCount() == 2)
+            let first = try await FeedbackSamples.reader(fixture.feedbackService).read()
+            #expect(first.failure == nil)
+            let expected: Set<FeedbackRecord> = [
+                FeedbackRecord(timestamp: 1_700_000_000, token: TestGateway.notification(5).token),
+                FeedbackRecord(timestamp: 1_600_000_000, token: TestGateway.notification(9).token),
+            ]
+            #expect(Set(first.records) == expected)
+            // Once, then forgotten.
+            let second = try await FeedbackSamples.reader(fixture.feedbackService).read()
+            #expect(second.failure == nil)
+            #expect(second.records.isEmpty)
+            #expect(await fixture.bridge.storedFeedbackCount() == 0)
+        }
+    }
+
+    /// GOAWAY every 100 requests: the bridge retries upstream; the sender never notices.
+    @Test func goawayUpstreamIsTheBridgesProblem() async throws {
+        var faults = ProviderFaults()
+        faults.goawayAfter = 100
+        try await withBridge(faults: faults) { fixture in
+            let report = await try fixture.client().send(Self.notifications(1...1000))
+            #expect(report.failure == nil)
+            #expect(report.accepted == 1000)
+            let deliveries = fixture.deliveries()
+            #expect(deliveries.count == 1000)
+            #expect(deliveries.values.allSatisfy { $0 == 1 })
+        }
+    }
+
+    /// Connections reset mid-flight: what may have been delivered is sent again and named as a
+    /// possible duplicate; nothing is lost and no duplicate goes unnamed.
+    @Test func resetsUpstreamLoseNothingAndNameEveryPossibleDuplicate() async throws {
+        var faults = ProviderFaults()
+        faults.resetAfter = 150
+        try await withBridge(faults: faults) { fixture in
+            let report = await try fixture.client().send(Self.notifications(1...600))
+            #expect(report.failure == nil)
+            #expect(report.accepted == 600)
+            let deliveries = fixture.deliveries()
+            #expect(deliveries.keys.sorted() == Array(1...600))
+            let named = Set(
+                fixture.events.get().compactMap { event -> Int? in
+                    if case .possibleDuplicate(_, _, let token) = event { return BridgeFixture.index(of: token) }
+                    return nil
+                })
+            let twice = Set(deliveries.filter { $0.value > 1 }.keys)
+            #expect(twice.isSubset(of: named), "delivered twice without being named: \(twice.subtracting(named))")
+        }
+    }
+
+    /// No upstream at all: the sender gets status 10 (shutdown, as Apple's gateway before
+    /// maintenance) instead of a silent loss, and the bridge keeps serving.
+    @Test func anUnreachableUpstreamAnswersStatus10() async throws {
+        let scratch = try ScratchDirectory()
+        // Port 1 on loopback: nothing listens, every connect is refused.
+        var configuration = BridgeFixture.configuration(
+            upstream: Endpoint(host: "127.0.0.1", port: 1), store: scratch.file("bridge.sqlite"))
+        let events = Locked<[BridgeEvent]>([])
+        configuration.events = { event in events.update { $0.append(event) } }
+        let bridge = try Bridge(configuration: configuration)
+        try await bridge.withRunning { endpoints in
+            let fixture = BridgeFixture(bridge: bridge, endpoints: endpoints, upstream: nil, events: events)
+            let report = await try fixture.client().send(Self.notifications(1...5))
+            #expect(report.accepted == 0)
+            #expect(report.rejected.isEmpty)
+            #expect(report.failure != nil || !report.unconfirmed.isEmpty)
+            let statuses = events.get().compactMap { event -> StatusCode? in
+                if case .answered(_, let response?, _, _, _) = event { return response.status }
+                return nil
+            }
+            #expect(!statuses.isEmpty)
+            #expect(statuses.allSatisfy { $0 == .shutdown })
+        }
+    }
+
+    /// Senders are authenticated: an untrusted certificate is refused in the handshake; an
+    /// expired one is refused unless its fingerprint is pinned (old systems hold expired ones).
+    @Test func sendersAreAuthenticatedByCAOrPinnedFingerprint() async throws {
+        let expired = try ClientIdentity(
+            pem: Fixtures.bytes(Fixtures.certs("expired.pem")), keyPEM: Fixtures.bytes(Fixtures.certs("expired.key")),
+            passphrase: nil)
+        let untrusted = try ClientIdentity(
+            pem: Fixtures.bytes(Fixtures.certs("untrusted.pem")),
+            keyPEM: Fixtures.bytes(Fixtures.certs("untrusted.key")), passphrase: nil)
+        try await withBridge { fixture in
+            for identity in [expired, untrusted] {
+                let report = await try fixture.client(identity: identity).send(Self.notifications(1...3))
+                #expect(report.accepted == 0)
+                #expect(report.failure != nil)
+            }
+            #expect(fixture.deliveries().isEmpty)
+            // The client hears the alert before the bridge's thread has counted the refusal.
+            let refused = await eventually { fixture.bridge.statistics.refusedConnections >= 2 }
+            #expect(refused)
+            let reasons = fixture.events.get().compactMap { event -> String? in
+                if case .senderRefused(_, let reason) = event { return reason }
+                return nil
+            }
+            #expect(reasons.contains { $0.contains("expired") }, "\(reasons)")
+        }
+        try await withBridge(configure: { $0.pinnedFingerprints = [expired.certificate.sha256Fingerprint] }) {
+            fixture in
+            let report = await try fixture.client(identity: expired).send(Self.notifications(1...3))
+            #expect(report.failure == nil)
+            #expect(report.accepted == 3)
+            #expect(fixture.deliveries().count == 3)
+        }
+    }
+}

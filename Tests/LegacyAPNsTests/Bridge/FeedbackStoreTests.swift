@@ -1,0 +1,97 @@
+import APNsCore
+import Foundation
+import LegacyBridge
+import TestSupport
+import Testing
+
+/// The bridge's durable feedback store (SQLite) on a real file: what it keeps, per topic, across a
+/// reopen, and the one clear error for each way the file can be unusable.
+@Suite struct FeedbackStoreTests {
+    static func token(_ index: UInt8) -> DeviceToken {
+        try! DeviceToken(bytes: [UInt8](repeating: 0x11, count: 31) + [index])
+    }
+
+    @Test func tuplesArePerTopicKeptAcrossAReopenAndForgottenOnlyWhenAsked() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("store.sqlite")
+        do {
+            let store = try FeedbackStore(path: path)
+            try store.add([
+                ("com.example.a", FeedbackRecord(timestamp: 100, token: Self.token(1))),
+                ("com.example.a", FeedbackRecord(timestamp: 200, token: Self.token(2))),
+                ("com.example.b", FeedbackRecord(timestamp: 300, token: Self.token(1))),
+                // The same (topic, token) again: one tuple, the latest time.
+                ("com.example.a", FeedbackRecord(timestamp: 150, token: Self.token(1))),
+            ])
+            #expect(try store.count() == 3)
+        }
+        let store = try FeedbackStore(path: path)
+        let a = try store.tuples(topic: "com.example.a", limit: 10)
+        #expect(
+            Set(a) == [
+                FeedbackRecord(timestamp: 150, token: Self.token(1)),
+                FeedbackRecord(timestamp: 200, token: Self.token(2)),
+            ])
+        #expect(
+            try store.tuples(topic: "com.example.b", limit: 10) == [
+                FeedbackRecord(timestamp: 300, token: Self.token(1))
+            ])
+        #expect(try store.tuples(topic: "com.example.c", limit: 10).isEmpty)
+        #expect(try store.tuples(topic: "com.example.a", limit: 1).count == 1)
+        try store.forget(a, topic: "com.example.a")
+        #expect(try store.tuples(topic: "com.example.a", limit: 10).isEmpty)
+        #expect(try store.count() == 1)
+    }
+
+    @Test func theFileIsPrivate() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("store.sqlite")
+        _ = try FeedbackStore(path: path)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    }
+
+    @Test func aSecondUserOfTheSameStoreIsRefused() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("store.sqlite")
+        let first = try FeedbackStore(path: path)
+        let error = #expect(throws: LegacyAPNsError.self) { try FeedbackStore(path: path) }
+        #expect(error?.reason.contains(path) == true)
+        #expect(error?.reason.contains("in use by another process") == true, "\(error?.reason ?? "")")
+        _ = first
+    }
+
+    @Test(arguments: ["not a database", "corrupt"])
+    func anUnusableFileIsOneClearError(kind: String) throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("store.sqlite")
+        if kind == "not a database" {
+            try scratch.write(Array(String(repeating: "hello, not sqlite\n", count: 300).utf8), named: "store.sqlite")
+        } else {
+            do {
+                let store = try FeedbackStore(path: path)
+                try store.add(
+                    (0..<200).map {
+                        ("com.example.a", FeedbackRecord(timestamp: UInt32($0), token: Self.token(UInt8($0))))
+                    })
+            }
+            // Overwrite the middle of the file (past the header): pages no longer make sense.
+            var bytes = try #require(scratch.read("store.sqlite"))
+            #expect(bytes.count > 4096)
+            for index in 4096..<bytes.count { bytes[index] = 0xA5 }
+            try scratch.write(bytes, named: "store.sqlite")
+            try? FileManager.default.removeItem(atPath: path + "-wal")
+        }
+        let error = #expect(throws: LegacyAPNsError.self) { try FeedbackStore(path: path) }
+        #expect(error?.reason.contains(path) == true)
+        let words = kind == "not a database" ? ["not a bridge store"] : ["damaged"]
+        #expect(words.contains { error?.reason.contains($0) == true }, "\(error?.reason ?? "")")
+    }
+
+    @Test func aDirectoryThatCannotBeWrittenIsOneClearError() throws {
+        let error = #expect(throws: LegacyAPNsError.self) {
+            try FeedbackStore(path: "/nonexistent-directory/store.sqlite")
+        }
+        #expect(error?.reason.contains("/nonexistent-directory/store.sqlite") == true)
+    }
+}
