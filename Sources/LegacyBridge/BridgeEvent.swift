@@ -14,6 +14,11 @@ public enum BridgeEvent: Hashable, Sendable {
     /// notification `identifier`, then closed the connection: the sender resends what followed.
     case answered(
         connection: UInt64, response: ErrorResponse?, identifier: UInt32?, token: DeviceToken?, reason: String)
+    /// A sender's confirmation barrier (an enhanced frame with neither token nor payload, which
+    /// senders such as `PushClient` write to learn that everything before it was accepted) was
+    /// answered with status 2, as Apple's gateway answered it: not a failed notification, and not
+    /// counted as one.
+    case confirmationAnswered(connection: UInt64, identifier: UInt32)
     /// A notification was refused (upstream or by the bridge's own checks); the sender hears of it
     /// in the error response (``answered(connection:response:identifier:token:reason:)``) if it is
     /// the first failure on its connection.
@@ -61,8 +66,10 @@ public struct BridgeStatistics: Hashable, Sendable, CustomStringConvertible {
     public var unavailable = 0
     /// Notifications not delivered and reported only by the bridge (the sender left first).
     public var notDelivered = 0
-    /// Error responses (and silent closes) sent to senders.
+    /// Error responses (and silent closes) sent to senders for failed notifications.
     public var errorResponses = 0
+    /// Confirmation barriers answered (not failures; not in ``errorResponses`` or ``rejected``).
+    public var confirmationBarriers = 0
     /// Frames dropped after a failure on their connection (the sender resends them).
     public var dropped = 0
     /// Feedback tuples handed to senders.

@@ -25,6 +25,8 @@ final class SenderSession: @unchecked Sendable {
     private var waitingForVerdicts = false
     private var threadEnded = false
     private(set) var topic: String?
+    /// The identifier of the confirmation barrier that ended the input, if one did.
+    private var barrier: UInt32?
     private let wake = WakeSignal()
 
     /// The largest frame payload taken (a VoIP push's HTTP/2 limit); the push type's own limit is
@@ -304,6 +306,7 @@ final class SenderSession: @unchecked Sendable {
                 recalls.append(recall)
             }
             if let malformed {
+                if malformed.isConfirmationBarrier { self.barrier = malformed.identifier }
                 machine.malformed(
                     malformed.errorResponse, command: malformed.command,
                     reason: "byte \(malformed.offset): \(malformed.reason)")
@@ -363,17 +366,27 @@ final class SenderSession: @unchecked Sendable {
 
     /// Writes the answer and closes.
     private func deliver(_ answer: BridgeSenderMachine.Answer, on session: TLSSession) -> String {
-        core.count { $0.errorResponses += 1 }
-        core.emit(
-            .answered(
-                connection: connection, response: answer.response, identifier: answer.failing?.identifier,
-                token: answer.failing?.token, reason: answer.reason))
+        let barrier = lock.withLock { self.barrier }
+        let isBarrier =
+            barrier != nil && answer.response?.identifier == barrier
+            && answer.response?.status == ConfirmationBarrier.expectedStatus
+        if isBarrier, let barrier {
+            core.count { $0.confirmationBarriers += 1 }
+            core.emit(.confirmationAnswered(connection: connection, identifier: barrier))
+        } else {
+            core.count { $0.errorResponses += 1 }
+            core.emit(
+                .answered(
+                    connection: connection, response: answer.response, identifier: answer.failing?.identifier,
+                    token: answer.failing?.token, reason: answer.reason))
+        }
         if let response = answer.response {
             var writer = ByteWriter(capacity: ErrorResponse.byteCount)
             response.encode(into: &writer)
             _ = session.writeAll(writer.bytes, timeout: 5)
         }
         session.closeGently(drainTimeout: 1)
+        if isBarrier { return "confirmed by the sender's end-of-send barrier" }
         if let response = answer.response { return "answered \(response)" }
         return "closed without a word (a command-0 notification failed: \(answer.reason))"
     }

@@ -1,11 +1,27 @@
 import LegacyBridge
+import Synchronization
 
 /// The bridge's log: one line per event on stderr (the quiet ones only with --json), or one JSON
 /// object per event on stdout with `--json`. "not delivered" is never quiet.
+///
+/// In text, a sender's "connected" line waits for something to say about the connection: the
+/// spare connection a sender such as `PushClient` opens and closes unused is not logged at all.
 struct BridgeLog: Sendable {
     let console: Console
     let json: Bool
     let quiet: Bool
+    /// "connected" lines not printed yet, by connection.
+    private let pending = Pending()
+
+    init(console: Console, json: Bool, quiet: Bool) {
+        self.console = console
+        self.json = json
+        self.quiet = quiet
+    }
+
+    private final class Pending: Sendable {
+        let lines = Mutex<[UInt64: String]>([:])
+    }
 
     /// A line for the operator (stdout with --json as a JSON object, else stdout as text).
     func line(_ text: String) {
@@ -26,19 +42,49 @@ struct BridgeLog: Sendable {
             console.write(object)
             return
         }
-        guard let text = Self.text(event) else { return }
         switch event {
-        case .notDelivered, .storeFailed:
-            console.diagnostic(text)
+        case .senderConnected(let connection, _, _, _):
+            if !quiet, let text = Self.text(event) { pending.lines.withLock { $0[connection] = text } }
+            return
+        case .senderDisconnected(let connection, let delivered, _):
+            if let announced = pending.lines.withLock({ $0.removeValue(forKey: connection) }) {
+                if delivered == 0 { return }  // an unused connection: nothing to say
+                console.diagnostic(announced)
+            }
         default:
-            if !quiet { console.diagnostic(text) }
+            break
+        }
+        guard let text = Self.text(event) else { return }
+        let loud: Bool
+        switch event {
+        case .notDelivered, .storeFailed: loud = true
+        default: loud = !quiet
+        }
+        guard loud else { return }
+        if let connection = Self.connection(of: event),
+            let announce = pending.lines.withLock({ $0.removeValue(forKey: connection) })
+        {
+            console.diagnostic(announce)
+        }
+        console.diagnostic(text)
+    }
+
+    /// The sender connection an event is about.
+    private static func connection(of event: BridgeEvent) -> UInt64? {
+        switch event {
+        case .answered(let connection, _, _, _, _), .rejected(let connection, _, _, _, _),
+            .acknowledgedResend(let connection, _), .possibleDuplicate(let connection, _, _),
+            .notDelivered(let connection, _, _, _), .confirmationAnswered(let connection, _):
+            return connection
+        default:
+            return nil
         }
     }
 
     static func text(_ event: BridgeEvent) -> String? {
         switch event {
-        case .senderConnected(let connection, let client, let subject, let topic):
-            return "sender \(connection) connected from \(client): \(subject), topic \(topic ?? "(none)")"
+        case .senderConnected(let connection, let client, _, let topic):
+            return "sender \(connection) connected from \(client) (topic \(topic ?? "none: pass --topic"))"
         case .senderRefused(let client, let reason):
             return "refused \(client): \(reason)"
         case .senderDisconnected(let connection, let delivered, let reason):
@@ -47,8 +93,11 @@ struct BridgeLog: Sendable {
             guard let response else {
                 return "sender \(connection): closed without a word (command 0) after: \(reason)"
             }
-            let named = identifier.map { " (failing notification \($0))" } ?? ""
-            return "sender \(connection): error response \(response)\(named): \(reason)"
+            // Status 10 names the last delivered notification, not the one that failed.
+            let failing = identifier.flatMap { $0 == response.identifier ? nil : " (notification \($0) failed)" } ?? ""
+            return "sender \(connection): answered \(response)\(failing): \(reason)"
+        case .confirmationAnswered:
+            return nil  // the sender's own end-of-send check, answered as Apple's gateway did
         case .rejected:
             return nil  // the answer names the one the sender hears of
         case .unregistered(let topic, let token, let seconds):
@@ -140,6 +189,10 @@ struct BridgeLog: Sendable {
             number("connection", connection)
             number("id", UInt64(identifier))
             field("token", token.hexString)
+        case .confirmationAnswered(let connection, let identifier):
+            begin("confirmationAnswered")
+            number("connection", connection)
+            number("id", UInt64(identifier))
         case .notDelivered(let connection, let identifier, let token, let reason):
             begin("notDelivered")
             number("connection", connection)
@@ -172,6 +225,7 @@ struct BridgeLog: Sendable {
             ("acknowledgedResends", statistics.acknowledgedResends),
             ("possibleDuplicates", statistics.possibleDuplicates), ("unavailable", statistics.unavailable),
             ("notDelivered", statistics.notDelivered), ("errorResponses", statistics.errorResponses),
+            ("confirmationBarriers", statistics.confirmationBarriers),
             ("dropped", statistics.dropped), ("feedbackServed", statistics.feedbackServed),
         ]
         return #"{"event":"summary","# + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"

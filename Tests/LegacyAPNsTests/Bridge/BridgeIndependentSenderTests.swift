@@ -1,0 +1,86 @@
+import APNsCore
+import Foundation
+import GatewaySimulator
+import TestSupport
+import Testing
+
+/// The bridge judged by a sender we did not write: pushjack 1.6.0 from PyPI, an unmodified legacy
+/// binary client (item frames, error responses read after each batch, resend from the failing
+/// identifier + 1, the feedback reader), pointed at the bridge in front of the HTTP/2 simulator.
+@Suite(.serialized) struct BridgeIndependentSenderTests {
+    static let program = """
+        import json, sys
+        from pushjack import APNSClient
+        host, port, feedback_port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+        certificate = sys.argv[5]
+
+        class Bridge(APNSClient):
+            pass
+        Bridge.host, Bridge.port = host, port
+        Bridge.feedback_host, Bridge.feedback_port = host, feedback_port
+
+        tokens = ["ab" * 24 + "%016x" % (index + 1) for index in range(count)]
+        client = Bridge(certificate=certificate, default_error_timeout=2)
+        response = client.send(tokens, "Hello from pushjack", badge=1)
+        client.close()
+        expired = Bridge(certificate=certificate).get_expired_tokens()
+        print(json.dumps({
+            "errors": [[type(error).__name__, error.identifier] for error in response.errors],
+            "successes": len(response.successes),
+            "expired": [[token.token, token.timestamp] for token in expired],
+        }))
+        """
+
+    struct Outcome: Decodable {
+        var errors: [[Value]]
+        var successes: Int
+        var expired: [[Value]]
+    }
+
+    enum Value: Decodable, Equatable {
+        case text(String)
+        case number(Int)
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let number = try? container.decode(Int.self) {
+                self = .number(number)
+            } else {
+                self = .text(try container.decode(String.self))
+            }
+        }
+    }
+
+    @Test func pushjackSeesOneRejectionEveryOtherDeliveredOnceAndThe410AsFeedback() async throws {
+        let count = 300
+        // pushjack numbers notifications from 0: notification(i) has identifier i - 1.
+        let bad = 117
+        let gone = 42
+        var faults = ProviderFaults()
+        faults.failingTokens[TestGateway.notification(bad).token] = .badDeviceToken
+        faults.unregisteredTokens[TestGateway.notification(gone).token] = .milliseconds(1_650_000_000_500)
+        try await withBridge(faults: faults) { fixture in
+            let python = try PythonTools.python()
+            let endpoints = fixture.endpoints
+            let result = try await Task.detached {
+                try CLIRunner.runProcess(
+                    URL(fileURLWithPath: python),
+                    [
+                        "-c", Self.program, endpoints.gateway.host, String(endpoints.gateway.port),
+                        String(endpoints.feedback!.port), String(count), Fixtures.certs("universal-combined.pem"),
+                    ])
+            }.value
+            #expect(result.status == 0, "\(result.stderr)")
+            let outcome = try JSONDecoder().decode(Outcome.self, from: Data(result.output.utf8))
+            #expect(outcome.errors == [[.text("APNSInvalidTokenError"), .number(bad - 1)]])
+            #expect(outcome.successes == count - 1)
+            #expect(
+                outcome.expired == [[.text(TestGateway.notification(gone).token.hexString), .number(1_650_000_000)]])
+            // Upstream, every notification but the bad and the unregistered one exactly once.
+            let deliveries = fixture.deliveries()
+            #expect(deliveries.keys.sorted() == Array(1...count).filter { $0 != bad && $0 != gone })
+            #expect(deliveries.values.allSatisfy { $0 == 1 }, "a resend was delivered twice")
+            #expect(fixture.bridge.statistics.forwarded == count)
+        }
+    }
+}
