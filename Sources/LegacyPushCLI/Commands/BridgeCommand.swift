@@ -120,12 +120,20 @@ enum BridgeCommand {
             ] + CredentialOptions.passphraseOnly,
             run: { arguments, console in try await run(arguments, console: console) },
             examples: [
-                "legacy-push bridge --auth-key AuthKey_ABC123DEFG.p8 --team-id DEF123GHIJ --client-ca legacy-ca.pem "
-                    + "--cert gateway.pem --key gateway.key",
+                // From the package root, with `legacy-push serve --http2 --auth-key
+                // ABC123DEFG:DEF123GHIJ:Fixtures/certs/AuthKey_ABC123DEFG.p8` running on 2197.
                 "legacy-push bridge --upstream 127.0.0.1:2197 --upstream-ca-file Fixtures/certs/ca.pem "
+                    + "--auth-key Fixtures/certs/AuthKey_ABC123DEFG.p8 --team-id DEF123GHIJ",
+                "P12_PASS=secret legacy-push bridge --upstream 127.0.0.1:2197 --upstream-ca-file Fixtures/certs/ca.pem "
                     + "--upstream-cert Fixtures/certs/universal-modern.p12 --passphrase-env P12_PASS",
-                "legacy-push bridge --client-fingerprint 3A:7F:...:C2 --cert gateway.pem --key gateway.key "
-                    + "--auth-key AuthKey_ABC123DEFG.p8 --team-id DEF123GHIJ --topic com.example.app",
+                "legacy-push bridge --cert Fixtures/certs/server.pem --key Fixtures/certs/server.key "
+                    + "--client-ca Fixtures/certs/chain.pem --client-fingerprint "
+                    + "87:6C:E4:F8:20:7E:DC:D1:E9:0A:90:75:DA:77:9A:FF:F5:C5:66:C2:D7:84:DF:84:A6:48:1C:F8:B6:54:B5:26 "
+                    + "--upstream 127.0.0.1:2197 --upstream-ca-file Fixtures/certs/ca.pem "
+                    + "--auth-key Fixtures/certs/AuthKey_ABC123DEFG.p8 --team-id DEF123GHIJ --topic com.example.legacy",
+                // In production: your gateway identity, your senders' CA, your team's key.
+                "legacy-push bridge --cert gateway.pem --key gateway.key --client-ca legacy-ca.pem "
+                    + "--auth-key AuthKey_ABC123DEFG.p8 --team-id DEF123GHIJ",
             ])
     }
 
@@ -180,14 +188,21 @@ enum BridgeCommand {
         configuration.events = { log.record($0) }
 
         let bridge = try Bridge(configuration: configuration)
-        let endpoints = try await bridge.start()
+        // Watched before "listening" is printed: a script may signal as soon as it reads it.
+        let interrupted = Handoff<Void>()
+        let watch = InterruptWatch { interrupted.put(()) }
+        let endpoints: Bridge.Endpoints
+        do {
+            endpoints = try await bridge.start()
+        } catch {
+            watch.cancel()
+            throw error
+        }
         let bridging = "binary, bridging to \(upstreamEndpoint)"
         log.line("listening on \(endpoints.gateway) (\(bridging))")
         if let feedback = endpoints.feedback { log.line("feedback on \(feedback)") }
         console.flush()
 
-        let interrupted = Handoff<Void>()
-        let watch = InterruptWatch { interrupted.put(()) }
         await interrupted.take()
         watch.cancel()
         await bridge.stop()
@@ -216,11 +231,14 @@ enum BridgeCommand {
         }
         if arguments.has(Options.upstreamKey) { throw CLIError.usage("--upstream-key needs --upstream-cert") }
         guard hasKey else {
+            if let option = arguments.given(["key-id", "team-id"]).first {
+                throw CLIError.usage("--\(option) needs --auth-key (token authentication)")
+            }
             throw CLIError.usage(
                 "the bridge needs upstream credentials: --auth-key AuthKey_<KEYID>.p8 with --team-id (token auth), "
                     + "or --upstream-cert PATH (the provider certificate)")
         }
-        return try SendCommand.http2Credentials(arguments, console: console)
+        return try SendCommand.tokenCredentials(try arguments.required(SendCommand.HTTP2Options.authKey), arguments)
     }
 
     /// The identity shown to senders and the CAs their certificates must chain to.

@@ -149,6 +149,12 @@ extension SendCommand {
         if arguments.has(CredentialOptions.certificate) {
             throw CLIError.usage("give either --cert (certificate auth) or --auth-key (token auth), not both")
         }
+        return try tokenCredentials(path, arguments)
+    }
+
+    /// `--auth-key PATH` with `--key-id` (default: from the file name) and `--team-id`, checked by
+    /// signing once (the bridge uses this too, where `--cert` means its own identity).
+    static func tokenCredentials(_ path: String, _ arguments: ParsedArguments) throws -> ProviderCredentials {
         let key = try CredentialOptions.naming(path) { try SigningKey(pemRepresentation: Files.read(path)) }
         let fileName = String(path.split(separator: "/").last ?? "")
         guard let keyID = try arguments.value(HTTP2Options.keyID) ?? SigningKey.keyID(fromFileName: fileName) else {
