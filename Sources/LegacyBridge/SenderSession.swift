@@ -203,7 +203,13 @@ final class SenderSession: @unchecked Sendable {
                     senderTopic: senderTopic)
                 if let ended { return ended }
                 mayHaveFrames = filled
-                partialSince = decoder.bufferedByteCount > 0 ? (partialSince ?? now) : nil
+                // The clock runs from the first byte of a frame that is not complete yet: a frame
+                // completed restarts it, so a sender streaming at full speed is never cut off.
+                if decoder.bufferedByteCount == 0 {
+                    partialSince = nil
+                } else if !decoded.isEmpty || partialSince == nil {
+                    partialSince = now
+                }
                 continue
             }
 
@@ -213,6 +219,8 @@ final class SenderSession: @unchecked Sendable {
             lock.withLock { waitingForVerdicts = !admitting || room == 0 }
             guard readsSocket else {
                 _ = wake.wait(timeout: 0.5)
+                // Not reading is the bridge's doing (a full window): the sender's frame clock stops.
+                if partialSince != nil { partialSince = Monotonic.now() }
                 continue
             }
             _ = session.wait(for: .readable, timeout: 0.5, wake: wake)
@@ -236,14 +244,13 @@ final class SenderSession: @unchecked Sendable {
                 }
             }
             let afterRead = Monotonic.now()
-            if gotData {
-                lastActivity = afterRead
-            } else if let partialSince, afterRead - partialSince > configuration.frameTimeout.inSeconds {
+            if gotData { lastActivity = afterRead }
+            if let partialSince, afterRead - partialSince > configuration.frameTimeout.inSeconds {
                 // A sender trickling a frame cannot hold its slot.
                 return senderLeft(
                     "no complete frame within \(configuration.frameTimeout) (\(decoder.bufferedByteCount) bytes "
                         + "pending)", session, closing: true)
-            } else if lock.withLock({ machine.outstanding == 0 }),
+            } else if !gotData, lock.withLock({ machine.outstanding == 0 }),
                 afterRead - lastActivity > configuration.idleTimeout.inSeconds
             {
                 return senderLeft("idle for \(configuration.idleTimeout)", session, closing: true)

@@ -1,0 +1,95 @@
+import APNsCore
+import APNsRuntime
+import Foundation
+import LegacyAPNs
+import LegacyBridge
+import TestSupport
+import Testing
+
+/// The bridge takes bytes from strangers on its gateway port: garbage gets the status Apple's
+/// gateway answered, hostile lengths are answered without buffering, and idle or trickling
+/// senders are closed; every other sender is served meanwhile, and nothing reaches upstream.
+@Suite struct BridgeHostileSenderTests {
+    static func connect(_ fixture: BridgeFixture) throws -> TLSSession {
+        let context = try TLSContext.client(
+            TLSConfiguration(identity: TestGateway.clientIdentity, trust: .certificates(TestGateway.ca)))
+        return try TLSSession.connect(to: fixture.endpoints.gateway, context: context, timeout: 5)
+    }
+
+    static func healthy(_ fixture: BridgeFixture, from first: Int = 1_000) async throws -> Bool {
+        let report = await try fixture.client().send((first..<first + 50).map { TestGateway.notification($0) })
+        return report.isCompleteSuccess && report.accepted == 50
+    }
+
+    @Test func garbageGetsStatus128AndNothingGoesUpstream() async throws {
+        try await withBridge { fixture in
+            let session = try Self.connect(fixture)
+            var garbage: [UInt8] = [0x03]
+            var generator = SplitMix64(seed: 17)
+            for _ in 0..<2000 { garbage.append(UInt8(truncatingIfNeeded: generator.next())) }
+            let answer = SimulatorRobustnessTests.exchange(session, garbage)
+            #expect(answer == ErrorResponse(status: .protocolError, identifier: 0).bytes)
+            #expect(fixture.deliveries().isEmpty)
+            #expect(try await Self.healthy(fixture))
+        }
+    }
+
+    @Test func aHostileFrameLengthIsAnsweredAtOnce() async throws {
+        try await withBridge { fixture in
+            let session = try Self.connect(fixture)
+            // An item frame claiming 4 GiB, its identifier 42, then a payload item claiming 60,000 bytes.
+            var frame: [UInt8] = [0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0x03, 0x00, 0x04, 0x00, 0x00, 0x00, 0x2A]
+            frame += [0x02, 0xEA, 0x60]
+            let answer = SimulatorRobustnessTests.exchange(session, frame)
+            #expect(answer == ErrorResponse(status: .invalidPayloadSize, identifier: 42).bytes)
+            #expect(try await Self.healthy(fixture))
+        }
+    }
+
+    /// Good frames before a bad one are delivered; the answer names the bad one, the close follows.
+    @Test func framesBeforeAMalformedOneAreDeliveredAndItIsNamed() async throws {
+        try await withBridge { fixture in
+            let session = try Self.connect(fixture)
+            var writer = ByteWriter(capacity: 4096)
+            for index in 1...5 {
+                FrameEncoder.encodeValidated(
+                    TestGateway.notification(index), as: .enhanced, identifier: UInt32(index), into: &writer)
+            }
+            // Identifier 6 with an empty payload: status 4 (missing payload), as Apple answered.
+            var bad = TestGateway.notification(6)
+            bad.payload = Payload(unvalidatedBytes: [])
+            FrameEncoder.encodeValidated(bad, as: .enhanced, identifier: 6, into: &writer)
+            let answer = SimulatorRobustnessTests.exchange(session, writer.bytes)
+            #expect(answer == ErrorResponse(status: .missingPayload, identifier: 6).bytes)
+            #expect(fixture.deliveries().keys.sorted() == [1, 2, 3, 4, 5])
+        }
+    }
+
+    @Test func tricklingAndIdleSendersAreClosedWhileOthersAreServed() async throws {
+        try await withBridge(configure: {
+            $0.frameTimeout = .milliseconds(500)
+            $0.idleTimeout = .milliseconds(500)
+        }) { fixture in
+            let idle = try Self.connect(fixture)
+            let trickling = try Self.connect(fixture)
+            var writer = ByteWriter(capacity: 512)
+            FrameEncoder.encodeValidated(TestGateway.notification(1), as: .enhanced, identifier: 1, into: &writer)
+            let frame = writer.bytes
+            // One byte every 100 ms: the frame would take seconds, longer than frameTimeout.
+            let closedTrickle = Task.detached { () -> Bool in
+                for byte in frame {
+                    let result = [byte].withUnsafeBytes { trickling.write($0) }
+                    if case .closed = result { return true }
+                    if case .failed = result { return true }
+                    usleep(100_000)
+                }
+                return false
+            }
+            #expect(try await Self.healthy(fixture))
+            #expect(await closedTrickle.value, "the trickling sender was never closed")
+            let leftover = SimulatorRobustnessTests.readUntilClosed(idle, timeout: 10)
+            #expect(leftover.isEmpty)
+            #expect(fixture.deliveries()[1] == nil)
+        }
+    }
+}
