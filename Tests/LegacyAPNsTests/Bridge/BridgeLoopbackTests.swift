@@ -152,6 +152,86 @@ import Testing
         }
     }
 
+    /// The upstream restarts mid-burst (stopped with GOAWAY, a new one on the same port): the
+    /// bridge reconnects; every notification is delivered, none twice without being named.
+    @Test func anUpstreamRestartMidBurstLosesNothing() async throws {
+        let scratch = try ScratchDirectory()
+        func simulator(port: UInt16, recorder: MemoryProviderRecorder) throws -> ProviderSimulator {
+            var configuration = ProviderSimulator.Configuration(
+                identity: TestGateway.serverIdentity, clientTrust: ProviderFixture.chain)
+            configuration.authKeys = ProviderPair.authKeys
+            configuration.recordingInterval = .zero
+            configuration.recorder = recorder
+            configuration.port = port
+            return try ProviderSimulator(configuration: configuration)
+        }
+        let (firstRecorder, secondRecorder) = (MemoryProviderRecorder(), MemoryProviderRecorder())
+        let first = try simulator(port: 0, recorder: firstRecorder)
+        let endpoint = try await first.start()
+        var configuration = BridgeFixture.configuration(upstream: endpoint, store: scratch.file("bridge.sqlite"))
+        configuration.upstream.delivery.reconnect = ReconnectPolicy(
+            initialDelay: .milliseconds(20), multiplier: 2, maximumDelay: .milliseconds(200),
+            maximumConsecutiveFailures: 8)
+        let events = Locked<[BridgeEvent]>([])
+        configuration.events = { event in events.update { $0.append(event) } }
+        let bridge = try Bridge(configuration: configuration)
+        let count = 4000
+        let report = try await bridge.withRunning { endpoints in
+            let fixture = BridgeFixture(bridge: bridge, endpoints: endpoints, upstream: nil, events: events)
+            let client = try fixture.client()
+            let sending = Task { await client.send(Self.notifications(1...count)) }
+            while firstRecorder.count < 500 { try await Task.sleep(for: .milliseconds(5)) }
+            await first.stop()
+            let second = try simulator(port: endpoint.port, recorder: secondRecorder)
+            _ = try await second.start()
+            let report = await sending.value
+            await second.stop()
+            return report
+        }
+        #expect(report.failure == nil)
+        #expect(report.accepted == count, "\(report)")
+        var deliveries: [Int: Int] = [:]
+        for accepted in firstRecorder.accepted + secondRecorder.accepted {
+            deliveries[BridgeFixture.index(of: accepted.request.deviceToken), default: 0] += 1
+        }
+        #expect(deliveries.keys.sorted() == Array(1...count))
+        #expect(secondRecorder.count > 0)
+        let named = Set(
+            events.get().compactMap { event -> Int? in
+                if case .possibleDuplicate(_, _, let token) = event { return BridgeFixture.index(of: token) }
+                return nil
+            })
+        let twice = Set(deliveries.filter { $0.value > 1 }.keys)
+        #expect(twice.isSubset(of: named), "delivered twice without being named: \(twice.subtracting(named))")
+    }
+
+    /// A request that is never answered: the bridge gives up on it upstream after the request
+    /// timeout (as a possible duplicate each time), the sender hears status 10 naming the one
+    /// before it and resends; the others are delivered exactly once, and the stalled one ends in
+    /// the sender's report, not nowhere.
+    @Test func aStalledRequestEndsInTheSendersReport() async throws {
+        var faults = ProviderFaults()
+        let stalled = 30
+        faults.stallingTokens = [TestGateway.notification(stalled).token]
+        try await withBridge(
+            faults: faults,
+            configure: {
+                $0.upstream.delivery.requestTimeout = .milliseconds(300)
+                $0.upstream.delivery.maximumAttempts = 2
+            }
+        ) { fixture in
+            let report = await try fixture.client().send(Self.notifications(1...60))
+            #expect(report.accepted == 59, "\(report)")
+            let stuck =
+                report.unconfirmed.map { TestGateway.index(of: $0.notification) }
+                + report.rejected.map { BridgeFixture.index(of: $0.token) }
+            #expect(stuck == [stalled], "\(report)")
+            let deliveries = fixture.deliveries()
+            #expect(deliveries.keys.sorted() == Array(1...60).filter { $0 != stalled })
+            #expect(deliveries.values.allSatisfy { $0 == 1 })
+        }
+    }
+
     /// No upstream at all: the sender gets status 10 (shutdown, as Apple's gateway before
     /// maintenance) instead of a silent loss, and the bridge keeps serving.
     @Test func anUnreachableUpstreamAnswersStatus10() async throws {
