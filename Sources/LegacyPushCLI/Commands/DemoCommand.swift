@@ -16,12 +16,15 @@ enum DemoCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "demo",
-            abstract: "Watch a send against a local gateway: acceptance, a rejection, the resend, feedback.",
+            abstract:
+                "Watch a send against a local gateway (a rejection, the resend, feedback), then through the bridge to HTTP/2.",
             discussion: """
                 Starts the gateway simulator in this process with the test certificates, sends a handful of \
                 notifications with a Keychain-style .p12 (one of them to a token the gateway rejects), \
-                narrates what happens on the wire, then polls the feedback service. Needs no arguments, no \
-                network and no Apple account.
+                narrates what happens on the wire, then polls the feedback service. Then the migration: the same \
+                sender, unchanged, through the bridge to a local HTTP/2 APNs (a rejection becomes the binary error \
+                response, the resend is acknowledged without a second delivery, a 410 comes back as feedback). \
+                Needs no arguments, no network and no Apple account.
 
                 The test certificates come from $LEGACY_PUSH_FIXTURES, else Fixtures/certs next to the \
                 binary or in the current checkout; when there is none (a binary copied elsewhere), a \
@@ -125,12 +128,23 @@ enum DemoCommand {
             if let failure = feedback.failure { say("   feedback failed: \(failure.reason)") }
             say()
 
+            // 5. The migration.
+            let migration = try await migration(
+                count: count, directory: directory, identity: identity, serverIdentity: serverIdentity, ca: ca,
+                clientTrust: clientTrust, say: say)
+
             let expected =
                 report.failure == nil && report.accepted == count - 1 && report.rejected.count == 1
                 && feedback.failure == nil && feedback.records.count == 2
+                && migration.report.failure == nil && migration.report.accepted == count - 1
+                && migration.report.rejected.count == 1 && migration.delivered == count - 2 && migration.deliveredOnce
+                && migration.feedback.map(\.token) == [demoToken(count)]
             if expected {
                 say("Done: every notification has a verdict; nothing was lost or silently sent twice.")
-                say("Next: 'legacy-push serve' to test your own sender, 'legacy-push help send' to send for real.")
+                say(
+                    "Next: 'legacy-push serve' to test your own sender, 'legacy-push bridge --help' to keep it working,"
+                )
+                say("'legacy-push help send' to send for real (--http2 for Apple's HTTP/2 API).")
                 return .success
             }
             console.error("the demo did not go as expected (see above)")
