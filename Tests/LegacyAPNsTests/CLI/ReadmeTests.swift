@@ -52,10 +52,11 @@ import Testing
         var servers: [ChildProcess] = []
         defer { for server in servers { _ = server.interruptAndWait() } }
         var feedbackRuns: [(stdout: String, stderr: String)] = []
+        var bridgeFeedback: [String] = []
 
         for command in commands {
             if command.hasPrefix("swift build") || command.hasPrefix("export PATH") { continue }
-            if command.hasPrefix("legacy-push serve") {
+            if command.hasPrefix("legacy-push serve") || command.hasPrefix("legacy-push bridge") {
                 let arguments = command.split(separator: " ").dropFirst().map(String.init)
                 let server = try ChildProcess(arguments, directory: scratch.path)
                 servers.append(server)
@@ -66,7 +67,13 @@ import Testing
             if let range = command.range(of: "# exits ") { expected = Int32(command[range.upperBound...]) ?? 0 }
             let result = try Self.bash(command, path: binDirectory, directory: scratch.path)
             #expect(result.status == expected, "\(command)\nstdout: \(result.stdout)\nstderr: \(result.stderr)")
-            if command.hasPrefix("legacy-push feedback") { feedbackRuns.append((result.stdout, result.stderr)) }
+            if command.hasPrefix("legacy-push feedback") {
+                if command.contains("127.0.0.1:2396") {
+                    bridgeFeedback.append(result.stdout)
+                } else {
+                    feedbackRuns.append((result.stdout, result.stderr))
+                }
+            }
         }
         // The feedback step prints the tuples `serve --feedback-file` served, then an empty list.
         #expect(feedbackRuns.count == 2)
@@ -82,6 +89,8 @@ import Testing
             #expect(feedbackRuns[1].stderr == "0 tuples\n")
             #expect(scratch.read(".scratch/feedback.bin") == Fixtures.bytes(Fixtures.feedback("feedback-three.bin")))
         }
+        // "Keep a legacy sender working": the 410 the bridge got, read back from its feedback port.
+        #expect(bridgeFeedback == ["2026-02-02T00:00:00Z " + String(repeating: "5a", count: 32) + "\n"])
         // The library example from the README, against the simulator the README started, and
         // against a port where nothing listens.
         let notify = CLIRunner.binary.deletingLastPathComponent().appendingPathComponent("Notify").path
@@ -95,7 +104,10 @@ import Testing
         #expect(failing.status == 1)
         #expect(failing.stdout.contains("\nfailed: cannot connect to 127.0.0.1:\(closed): Connection refused"))
         // And the files the README says it produces, all under the ignored .scratch/.
-        for file in ["push.pem", "push-modern.p12", "hello.bin", "batch.jsonl", "accepted.jsonl", "feedback.bin"] {
+        for file in [
+            "push.pem", "push-modern.p12", "hello.bin", "batch.jsonl", "accepted.jsonl", "feedback.bin",
+            "http2-accepted.jsonl", "legacy.jsonl", "bridge.sqlite",
+        ] {
             #expect(FileManager.default.fileExists(atPath: scratch.file(".scratch/" + file)), "\(file)")
         }
         for server in servers { _ = server.interruptAndWait() }
