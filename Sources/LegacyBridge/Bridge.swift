@@ -74,6 +74,8 @@ public final class Bridge: Sendable {
         public var drainTimeout: Duration = .seconds(10)
         /// Bounds of the resend memory.
         public var resendMemory = BridgeResendMemory.Configuration()
+        /// Caps the store's file (tests: a full store without a full disk).
+        package var storeMaximumPages: Int?
         /// Called for every ``BridgeEvent``, from the bridge's threads.
         public var events: (@Sendable (BridgeEvent) -> Void)?
 
@@ -123,7 +125,7 @@ public final class Bridge: Sendable {
         if configuration.upstream.credentials.usesTokens, configuration.topic == nil {
             // Fine: each sender's certificate names its topic. Checked per sender.
         }
-        let store = try FeedbackStore(path: configuration.storePath)
+        let store = try FeedbackStore(path: configuration.storePath, maximumPages: configuration.storeMaximumPages)
         self.core = try BridgeCore(configuration: configuration, store: store)
     }
 

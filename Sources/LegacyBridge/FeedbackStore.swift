@@ -29,7 +29,13 @@ public final class FeedbackStore {
     ///
     /// - Throws: ``LegacyAPNsError`` (`.fileError`) naming the file and the problem: locked,
     ///   corrupt, not a database, read-only, the disk full.
-    public init(path: String) throws {
+    public convenience init(path: String) throws {
+        try self.init(path: path, maximumPages: nil)
+    }
+
+    /// As ``init(path:)``; `maximumPages` caps the file (SQLite's `max_page_count`, 4 KiB pages),
+    /// so tests can fill the store as a full disk would, without one.
+    package init(path: String, maximumPages: Int?) throws {
         self.path = path
         // Created private (0600) before SQLite sees it: it holds device tokens. SQLite gives its
         // WAL the same mode.
@@ -49,6 +55,7 @@ public final class FeedbackStore {
             try execute("PRAGMA locking_mode=EXCLUSIVE")
             try execute("PRAGMA journal_mode=WAL")
             try execute("PRAGMA synchronous=FULL")
+            if let maximumPages { try execute("PRAGMA max_page_count=\(maximumPages)") }
             // Takes the exclusive lock now (held until close), so a second bridge fails here.
             try execute("BEGIN EXCLUSIVE")
             try execute(

@@ -232,6 +232,28 @@ import Testing
         }
     }
 
+    /// The store fills up (as on a full disk): a 410 that cannot be stored is not let go; the
+    /// sender hears status 10 and never counts it accepted. Every notification the sender counts
+    /// accepted has its token in the store.
+    @Test func aFullStoreNeverLetsA410Go() async throws {
+        var faults = ProviderFaults()
+        let count = 400
+        for index in 1...count {
+            faults.unregisteredTokens[TestGateway.notification(index).token] = .milliseconds(1_700_000_000_000)
+        }
+        try await withBridge(faults: faults, configure: { $0.storeMaximumPages = 4 }) { fixture in
+            let report = await try fixture.client().send(Self.notifications(1...count))
+            let stored = await fixture.bridge.storedFeedbackCount()
+            #expect(stored > 0 && stored < count, "the store held \(stored)")
+            #expect(report.accepted == stored, "\(report)")
+            #expect(report.accepted + report.rejected.count + report.unconfirmed.count == count, "\(report)")
+            let failures = fixture.events.get().filter {
+                if case .storeFailed = $0 { return true } else { return false }
+            }
+            #expect(!failures.isEmpty)
+        }
+    }
+
     /// No upstream at all: the sender gets status 10 (shutdown, as Apple's gateway before
     /// maintenance) instead of a silent loss, and the bridge keeps serving.
     @Test func anUnreachableUpstreamAnswersStatus10() async throws {

@@ -88,6 +88,26 @@ import Testing
         #expect(words.contains { error?.reason.contains($0) == true }, "\(error?.reason ?? "")")
     }
 
+    /// A full store (capped as a full disk would cap it) refuses a whole batch, names the cause,
+    /// and keeps what it had.
+    @Test func aFullStoreRefusesTheBatchAndKeepsWhatItHad() throws {
+        let scratch = try ScratchDirectory()
+        let store = try FeedbackStore(path: scratch.file("store.sqlite"), maximumPages: 4)
+        try store.add([("com.example.a", FeedbackRecord(timestamp: 1, token: Self.token(0)))])
+        let many = (0..<5000).map { index in
+            (
+                "com.example.a",
+                FeedbackRecord(
+                    timestamp: 2,
+                    token: try! DeviceToken(
+                        bytes: Array(withUnsafeBytes(of: index) { Array($0) }) + [UInt8](repeating: 7, count: 24)))
+            )
+        }
+        let error = #expect(throws: LegacyAPNsError.self) { try store.add(many) }
+        #expect(error?.reason.contains("the disk is full") == true, "\(error?.reason ?? "")")
+        #expect(try store.count() == 1)
+    }
+
     @Test func aDirectoryThatCannotBeWrittenIsOneClearError() throws {
         let error = #expect(throws: LegacyAPNsError.self) {
             try FeedbackStore(path: "/nonexistent-directory/store.sqlite")
