@@ -125,6 +125,24 @@ import Testing
         }
     }
 
+    /// Every connection dies without a word after 100 notifications (#13 item 9): the window
+    /// shrinks until connections confirm before they die, every verdict restarts the retry budget,
+    /// and the default budget never abandons a gateway that keeps accepting work.
+    @Test func aGatewayThatEndsEveryConnectionAfterNIsNeverAbandoned() async throws {
+        var faults = SimulatorFaults()
+        faults.closeAfter = 100
+        try await withTestGateway(faults: faults) { gateway in
+            var configuration = gateway.clientConfiguration()
+            configuration.delivery.reconnect.maximumConsecutiveFailures = 4  // the CLI's --retries default
+            let client = try PushClient(configuration: configuration)
+            let report = await client.send((1...3000).map { TestGateway.notification($0) })
+            Self.checkLedger(report, recorder: gateway.recorder, count: 3000)
+            #expect(report.failure == nil, "\(report)")
+            #expect(report.accepted == 3000)
+            #expect(report.connections > 30)
+        }
+    }
+
     @Test func aGatewayThatAlwaysDropsTheConnectionEndsWithEverythingUnconfirmed() async throws {
         var faults = SimulatorFaults()
         faults.closeAfter = 1
