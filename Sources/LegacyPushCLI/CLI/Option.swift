@@ -114,10 +114,18 @@ extension Option {
             guard let match = table.first(where: { $0.key == text }) else {
                 throw CLIError.usage(
                     "--\(name) must be one of \(words.joined(separator: ", ")), got '\(text)'"
-                        + ArgumentParser.suggestion(for: text, among: words, prefix: ""))
+                        + (words.allSatisfy(Self.isVersionNumber)
+                            ? "" : ArgumentParser.suggestion(for: text, among: words, prefix: "")))
             }
             return match.value
         }
+    }
+}
+
+extension Option {
+    /// "1.2": no "did you mean" among version numbers (1.1 is a version, not a typo of 1.2).
+    static func isVersionNumber(_ word: String) -> Bool {
+        word.allSatisfy { $0.isNumber || $0 == "." }
     }
 }
 

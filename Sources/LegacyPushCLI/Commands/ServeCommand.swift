@@ -27,104 +27,158 @@ enum ServeCommand {
                 frame for 5 s) is closed to make room for a new client; a new client is refused only when \
                 every connection is an active sender.
                 """,
-            options: [
-                .value("cert", "path", "The simulator's server certificate (PEM, or a .p12 holding the key too)."),
-                .value("key", "path", "The server's PEM private key, when it is not inside --cert."),
-                .value("ca-file", "path", "Client certificates must chain to a CA in this PEM file."),
-                .value("passphrase-env", "name", "Passphrase for --cert/--key from this environment variable."),
-                .value("passphrase-file", "path", "Passphrase for --cert/--key from this file."),
-                .value("host", "address", "Address to bind.", default: "127.0.0.1"),
-                .value("port", "n", "Gateway port (0: any free port).", default: "2195"),
-                .value("feedback-port", "n", "Feedback service port (0: any free port).", default: "2196"),
-                .flag("no-feedback", "Do not run the feedback service."),
-                .value(
-                    "feedback-file", "path", #"JSON Lines {"time":N,"token":"<hex>"} served once on the feedback port."#
-                ),
-                .value("record", "path", "Append every accepted notification to this file as a JSON line."),
-                .repeated("fail-token", "hex[:status]", "Reject notifications to this token (status 8 unless given)."),
-                .value("fail-every", "n[:status]", "Reject every n-th notification received (status 8 unless given)."),
-                .value("close-after", "n", "Close silently after n notifications on a connection."),
-                .value("shutdown-after", "n", "Answer status 10 (shutdown) after n notifications on a connection."),
-                .value("max-payload", "bytes", "Largest payload accepted (larger: status 7).", default: "2048"),
-                .value("error-delay", "seconds", "Keep reading for this long before sending an error response."),
-                .flag("split-errors", "Send error responses one byte per TLS record."),
-                .value("max-connections", "n", "Connections held at once (idle ones make room).", default: "1024"),
-                .value("idle-timeout", "seconds", "Close connections that send nothing for this long.", default: "300"),
-                .value("handshake-timeout", "seconds", "Time a client may take for the TLS handshake.", default: "10"),
-                .value(
-                    "frame-timeout", "seconds", "Close a connection whose frame is incomplete this long.", default: "10"
-                ),
-                .value(
-                    "tls-max", "1.2|1.3", "Newest TLS version offered (Apple's gateway spoke 1.2).",
-                    default: "1.2"),
-                .value(
-                    "tls-min", "1.2|1.3", "Oldest TLS version accepted (1.3 refuses TLS 1.2 clients, and offers 1.3).",
-                    default: "1.2"),
-                .value(
-                    "environment", "production|development",
-                    "Close right after the handshake with certificates of the other environment."),
-                .repeated(
-                    "topic", "bundle-id", "Close right after the handshake with certificates lacking every such topic."),
-                .flag("quiet", "Do not log connections and rejections."),
-                .flag(
-                    "http2", "Simulate Apple's HTTP/2 provider API instead (see 'legacy-push serve --http2 --help')."),
-            ],
+            options: Options.all,
             run: { arguments, console in try await run(arguments, console: console) },
             examples: [
                 "legacy-push serve",
-                "legacy-push serve --port 0 --record accepted.jsonl --fail-token 0000...0001:8 --shutdown-after 500",
+                "legacy-push serve --port 0 --record accepted.jsonl --fail-token "
+                    + "00000000000000000000000000000000000000000000000000000000000000bd:8 --shutdown-after 500",
                 "legacy-push serve --cert gateway.pem --key gateway.key --ca-file clients-ca.pem --host 0.0.0.0",
             ],
+            environment: [(BundledCertificates.environmentVariable, BundledCertificates.environmentHelp)],
             variants: [ServeHTTP2Command.variant])
+    }
+
+    /// Every option, declared once (parsing, checking and help).
+    enum Options {
+        static let certificate = CredentialOptions.certificate.help(
+            "The simulator's server certificate (PEM, or a .p12 holding the key too).")
+        static let key = CredentialOptions.key.help("The server's PEM private key, when it is not inside --cert.")
+        static let caFile = Option<String>.text(
+            "ca-file", "path", help: "Client certificates must chain to a CA in this PEM file.")
+        static let host = Option<String>("host", "address", help: "Address to bind.", default: "127.0.0.1") { $0 }
+        static let port = Option<UInt16>.integer(
+            "port", help: "Gateway port (0: any free port).", range: 0...UInt16.max, default: 2195)
+        static let feedbackPort = Option<UInt16>.integer(
+            "feedback-port", help: "Feedback service port (0: any free port).", range: 0...UInt16.max, default: 2196)
+        static let noFeedback = Flag("no-feedback", help: "Do not run the feedback service.")
+        static let feedbackFile = Option<String>.text(
+            "feedback-file", "path",
+            help: #"Tuples served once on the feedback port: JSON Lines {"time":N,"token":"<hex>"}, or raw tuples "#
+                + "as 'feedback --save' writes them (told apart by content).")
+        static let record = Option<String>.text(
+            "record", "path", help: "Append every accepted notification to this file as a JSON line, while serving.")
+        static let failToken = RepeatedOption<(DeviceToken, StatusCode)>(
+            "fail-token", "hex[:status]", help: "Reject notifications to this token (status 8 unless given)."
+        ) { text in
+            let (hex, status) = try splitStatus(text, option: "--fail-token")
+            return (try token(hex), status)
+        }
+        static let failEvery = Option<(count: Int, status: StatusCode)>(
+            "fail-every", "n[:status]", help: "Reject every n-th notification received (status 8 unless given)."
+        ) { text in
+            let (count, status) = try splitStatus(text, option: "--fail-every")
+            return (
+                try ParsedArguments.parseInteger(count, option: "--fail-every", as: Int.self, in: 1...Int.max), status
+            )
+        }
+        static let closeAfter = Option<Int>.integer(
+            "close-after", help: "Close silently after n notifications on a connection.", range: 1...Int.max)
+        static let shutdownAfter = Option<Int>.integer(
+            "shutdown-after", help: "Answer status 10 (shutdown) after n notifications on a connection.",
+            range: 1...Int.max)
+        static let errorDelay = Option<Duration>.seconds(
+            "error-delay", help: "Keep reading for this long before sending an error response.", allowsZero: true)
+        static let splitErrors = Flag("split-errors", help: "Send error responses one byte per TLS record.")
+        static let maximumConnections = Option<Int>.integer(
+            "max-connections", help: "Connections held at once (idle ones make room).", range: 1...10_000,
+            default: 1024)
+        static let idleTimeout = Option<Duration>.seconds(
+            "idle-timeout", help: "Close connections that send nothing for this long.", default: .seconds(300))
+        static let handshakeTimeout = Option<Duration>.seconds(
+            "handshake-timeout", help: "Time a client may take for the TLS handshake.", default: .seconds(10))
+        static let frameTimeout = Option<Duration>.seconds(
+            "frame-timeout", help: "Close a connection whose frame is incomplete this long.", default: .seconds(10))
+        static let newestTLS = Option<TLSConfiguration.Version>.choice(
+            "tls-max", help: "Newest TLS version offered (Apple's gateway spoke 1.2; default: 1.2, or --tls-min).",
+            ["1.2": .tls12, "1.3": .tls13])
+        static let oldestTLS = Option<TLSConfiguration.Version>.choice(
+            "tls-min", help: "Oldest TLS version accepted (1.3 refuses TLS 1.2 clients, and offers 1.3).",
+            ["1.2": .tls12, "1.3": .tls13], default: .tls12)
+        static let environment = Option<CertificateEnvironment>.choice(
+            "environment", help: "Close right after the handshake with certificates of the other environment.",
+            ["production": .production, "development": .development])
+        static let topic = RepeatedOption<String>(
+            "topic", "bundle-id", help: "Close right after the handshake with certificates lacking every such topic."
+        ) { $0 }
+        static let quiet = Flag("quiet", help: "Do not log connections and rejections.")
+        static let http2 = Flag(
+            "http2", help: "Simulate Apple's HTTP/2 provider API instead (see 'legacy-push serve --http2 --help').")
+
+        static var all: [OptionSpec] {
+            [
+                certificate.spec, key.spec, caFile.spec, CredentialOptions.passphraseEnvironment.spec,
+                CredentialOptions.passphraseFile.spec, host.spec, port.spec, feedbackPort.spec, noFeedback.spec,
+                feedbackFile.spec, record.spec, failToken.spec, failEvery.spec, closeAfter.spec, shutdownAfter.spec,
+                CommonOptions.maximumPayload.spec, errorDelay.spec, splitErrors.spec, maximumConnections.spec,
+                idleTimeout.spec, handshakeTimeout.spec, frameTimeout.spec, newestTLS.spec, oldestTLS.spec,
+                environment.spec, topic.spec, quiet.spec, http2.spec,
+            ]
+        }
+
+        /// A binary gateway token: 32 bytes (the only length commands 0 and 1 carry, and the only
+        /// one Apple's gateway accepted), so a fault that can never match is refused.
+        static func token(_ hex: String) throws -> DeviceToken {
+            let token: DeviceToken
+            do {
+                token = try DeviceToken(hexString: hex)
+            } catch let error as LegacyAPNsError {
+                throw CLIError.usage("--fail-token: \(error.reason)")
+            }
+            guard token.count == 32 else {
+                throw CLIError.usage(
+                    "--fail-token: expected 64 hex digits (32 bytes, a device token), got \(token.count * 2): "
+                        + "it could never match")
+            }
+            return token
+        }
     }
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
         // Every option is checked before anything is loaded or printed.
-        let port = try arguments.integer("port", as: UInt16.self) ?? 2195
-        let feedbackPort =
-            arguments.flag("no-feedback") ? nil : try arguments.integer("feedback-port", as: UInt16.self) ?? 2196
-        let maximumPayload = try arguments.integer("max-payload", in: 1...65535) ?? Payload.defaultMaximumSize
-        let maximumConnections = try arguments.integer("max-connections", in: 1...10_000) ?? 1024
-        let idleTimeout = try arguments.seconds("idle-timeout") ?? 300
-        let handshakeTimeout = try arguments.seconds("handshake-timeout") ?? 10
-        let frameTimeout = try arguments.seconds("frame-timeout") ?? 10
-        let oldestTLS: TLSConfiguration.Version =
-            try arguments.choice("tls-min", from: ["1.2", "1.3"]) == "1.3" ? .tls13 : .tls12
+        let port = try arguments.required(Options.port)
+        let feedbackPort = arguments.isSet(Options.noFeedback) ? nil : try arguments.required(Options.feedbackPort)
+        let maximumPayload = try arguments.required(CommonOptions.maximumPayload)
+        let maximumConnections = try arguments.required(Options.maximumConnections)
+        let idleTimeout = try arguments.required(Options.idleTimeout)
+        let handshakeTimeout = try arguments.required(Options.handshakeTimeout)
+        let frameTimeout = try arguments.required(Options.frameTimeout)
+        let oldestTLS = try arguments.required(Options.oldestTLS)
         // --tls-min 1.3 alone offers 1.3; with an explicit --tls-max 1.2 it makes no sense.
-        let newestTLS: TLSConfiguration.Version =
-            try arguments.choice("tls-max", from: ["1.2", "1.3"]).map { $0 == "1.3" ? .tls13 : .tls12 } ?? oldestTLS
+        let newestTLS = try arguments.value(Options.newestTLS) ?? oldestTLS
         if oldestTLS == .tls13, newestTLS == .tls12 {
             throw CLIError.usage("--tls-min 1.3 needs --tls-max 1.3 (or no --tls-max)")
         }
-        let environment: CertificateEnvironment? = try arguments.choice(
-            "environment", from: ["production", "development"]
-        ).map { $0 == "production" ? .production : .development }
+        let environment = try arguments.value(Options.environment)
+        let topics = try arguments.values(Options.topic)
+        let host = try arguments.required(Options.host)
         let faults = try faults(arguments)
         var feedback: [FeedbackRecord] = []
-        if let path = arguments.value("feedback-file") {
-            if arguments.flag("no-feedback") {
+        if let path = try arguments.value(Options.feedbackFile) {
+            if arguments.isSet(Options.noFeedback) {
                 throw CLIError.usage("--feedback-file needs the feedback service (drop --no-feedback)")
             }
             feedback = try FeedbackFile.records(path)
         }
+        let recordPath = try arguments.value(Options.record)
         let (identity, trust) = try credentials(arguments, console: console)
         var configuration = GatewaySimulator.Configuration(identity: identity, clientTrust: trust)
-        configuration.host = arguments.value("host") ?? "127.0.0.1"
+        configuration.host = host
         configuration.port = port
         configuration.feedbackPort = feedbackPort
         configuration.maximumPayloadSize = maximumPayload
         configuration.maximumConnections = maximumConnections
-        configuration.idleTimeout = .seconds(fractional: idleTimeout)
-        configuration.handshakeTimeout = .seconds(fractional: handshakeTimeout)
-        configuration.frameTimeout = .seconds(fractional: frameTimeout)
+        configuration.idleTimeout = idleTimeout
+        configuration.handshakeTimeout = handshakeTimeout
+        configuration.frameTimeout = frameTimeout
         configuration.minimumTLSVersion = oldestTLS
         configuration.maximumTLSVersion = newestTLS
         configuration.environment = environment
-        configuration.topics = arguments.allValues("topic")
+        configuration.topics = topics
         configuration.faults = faults
         configuration.feedback = feedback
         var recordDescriptor: Int32 = -1
-        if let path = arguments.value("record") {
+        if let path = recordPath {
             recordDescriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard recordDescriptor >= 0 else {
                 throw CLIError.usage("cannot write '\(path)': \(Files.errnoDescription())")
@@ -132,7 +186,7 @@ enum ServeCommand {
             configuration.recorder = JSONLinesRecorder(fileDescriptor: recordDescriptor)
         }
         defer { if recordDescriptor >= 0 { close(recordDescriptor) } }
-        if !arguments.flag("quiet") {
+        if !arguments.isSet(Options.quiet) {
             configuration.events = { event in
                 if let line = describe(event) { console.diagnostic(line) }
             }
@@ -140,13 +194,20 @@ enum ServeCommand {
 
         FileDescriptor.raiseLimit(to: maximumConnections + 256)
         let simulator = try GatewaySimulator(configuration: configuration)
-        let endpoints = try await simulator.start()
+        // Watched before "listening" is printed: a script may signal as soon as it reads it.
+        let interrupted = Handoff<Void>()
+        let watch = InterruptWatch { interrupted.put(()) }
+        let endpoints: GatewaySimulator.Endpoints
+        do {
+            endpoints = try await simulator.start()
+        } catch {
+            watch.cancel()
+            throw error
+        }
         console.print("listening on \(endpoints.gateway)")
         if let feedback = endpoints.feedback { console.print("feedback on \(feedback)") }
         console.flush()
 
-        let interrupted = Handoff<Void>()
-        let watch = InterruptWatch { interrupted.put(()) }
         await interrupted.take()
         watch.cancel()
         await simulator.stop()
@@ -159,8 +220,8 @@ enum ServeCommand {
 
     /// Server identity and client trust: from the options, or the bundled test certificates.
     static func credentials(_ arguments: ParsedArguments, console: Console) throws -> (ClientIdentity, [Certificate]) {
-        let given = ["cert", "key", "ca-file"].filter { arguments.has($0) }
-        if given.isEmpty {
+        let caPath = try arguments.value(Options.caFile)
+        if !arguments.has(Options.certificate), !arguments.has(Options.key), caPath == nil {
             let directory = try BundledCertificates.require(for: "serve")
             console.diagnostic("using the test certificates in \(directory) (clients: --ca-file \(directory)/ca.pem)")
             let identity = try ClientIdentity(
@@ -170,39 +231,24 @@ enum ServeCommand {
             // clients that present only their leaf certificate are accepted too.
             return (identity, Certificate.certificates(pemRepresentation: try Files.read(directory + "/chain.pem")))
         }
-        guard arguments.has("cert"), arguments.has("ca-file") else {
+        guard arguments.has(Options.certificate), let caPath else {
             throw CLIError.usage(
                 "give --cert (with --key unless it holds the key) and --ca-file together, or none of them")
         }
         let identity = try CredentialOptions.loadIdentity(arguments, console: console)
-        let path = arguments.value("ca-file")!
-        let trust = Certificate.certificates(pemRepresentation: try Files.read(path))
-        guard !trust.isEmpty else { throw CLIError.usage("'\(path)' holds no PEM certificate") }
+        let trust = Certificate.certificates(pemRepresentation: try Files.read(caPath))
+        guard !trust.isEmpty else { throw CLIError.usage("'\(caPath)' holds no PEM certificate") }
         return (identity, trust)
     }
 
     static func faults(_ arguments: ParsedArguments) throws -> SimulatorFaults {
         var faults = SimulatorFaults()
-        for text in arguments.allValues("fail-token") {
-            let (hex, status) = try splitStatus(text, option: "--fail-token")
-            let token: DeviceToken
-            do {
-                token = try DeviceToken(hexString: hex)
-            } catch let error as LegacyAPNsError {
-                throw CLIError.usage("--fail-token: \(error.reason)")
-            }
-            faults.failingTokens[token] = status
-        }
-        if let text = arguments.value("fail-every") {
-            let (count, status) = try splitStatus(text, option: "--fail-every")
-            faults.failEvery = (
-                try ParsedArguments.parseInteger(count, option: "--fail-every", as: Int.self, in: 1...Int.max), status
-            )
-        }
-        faults.closeAfter = try arguments.integer("close-after", in: 1...Int.max)
-        faults.shutdownAfter = try arguments.integer("shutdown-after", in: 1...Int.max)
-        faults.errorResponseDelay = .seconds(fractional: try arguments.seconds("error-delay") ?? 0)
-        faults.splitErrorResponses = arguments.flag("split-errors")
+        for (token, status) in try arguments.values(Options.failToken) { faults.failingTokens[token] = status }
+        faults.failEvery = try arguments.value(Options.failEvery)
+        faults.closeAfter = try arguments.value(Options.closeAfter)
+        faults.shutdownAfter = try arguments.value(Options.shutdownAfter)
+        faults.errorResponseDelay = try arguments.value(Options.errorDelay) ?? .zero
+        faults.splitErrorResponses = arguments.isSet(Options.splitErrors)
         return faults
     }
 
