@@ -49,28 +49,6 @@ struct ParsedArguments: Sendable {
     /// The value of a single-valued option.
     func value(_ name: String) -> String? { values[name]?.last }
 
-    /// Every value of a repeatable option, in order.
-    func allValues(_ name: String) -> [String] { values[name] ?? [] }
-
-    /// The value of an option that must be given.
-    func required(_ name: String) throws -> String {
-        guard let value = value(name) else { throw CLIError.usage("missing --\(name)") }
-        return value
-    }
-
-    /// An integer option within `range`.
-    func integer(_ name: String, in range: ClosedRange<Int>? = nil) throws -> Int? {
-        try integer(name, as: Int.self, in: range)
-    }
-
-    /// An integer option of a given width within `range`.
-    func integer<Integer: FixedWidthInteger>(
-        _ name: String, as type: Integer.Type, in range: ClosedRange<Integer>? = nil
-    ) throws -> Integer? {
-        guard let text = value(name) else { return nil }
-        return try Self.parseInteger(text, option: "--\(name)", as: type, in: range)
-    }
-
     static func parseInteger<Integer: FixedWidthInteger>(
         _ text: String, option: String, as type: Integer.Type, in range: ClosedRange<Integer>?
     ) throws -> Integer {
@@ -87,24 +65,5 @@ struct ParsedArguments: Sendable {
             throw CLIError.usage("\(option) must be between \(bounds.lowerBound) and \(bounds.upperBound), got \(text)")
         }
         return value
-    }
-
-    /// A number of seconds (fractions allowed) greater than zero.
-    func seconds(_ name: String) throws -> Double? {
-        guard let text = value(name) else { return nil }
-        guard let value = Double(text), value.isFinite else {
-            throw CLIError.usage("--\(name) expects a number of seconds, got '\(text)'")
-        }
-        guard value > 0 else { throw CLIError.usage("--\(name) must be greater than 0, got \(text)") }
-        return value
-    }
-
-    /// One of a fixed set of words.
-    func choice(_ name: String, from choices: [String]) throws -> String? {
-        guard let text = value(name) else { return nil }
-        guard choices.contains(text) else {
-            throw CLIError.usage("--\(name) must be one of \(choices.joined(separator: ", ")), got '\(text)'")
-        }
-        return text
     }
 }
