@@ -4,7 +4,8 @@
 #     Scripts/fuzz.sh <target> <seconds> [extra libFuzzer flags]
 #
 # Targets: frame-decoder, feedback-decoder, error-response, jsonl, pkcs12, provider-server (the server
-# side of the HTTP/2 session and the simulator's request handling; the property checks live
+# side of the HTTP/2 session and the simulator's request handling), provider-response (what the
+# HTTP/2 client reads from an answer: :status, apns-id, the JSON body, GOAWAY debug data; the property checks live
 # in Fuzz/Harness/FuzzTargets.swift and are replayed by `swift test` on Fixtures/fuzz). The corpus
 # starts from Fixtures/ and grows in .build/fuzz/corpus/<target>; crashing inputs land in
 # .build/fuzz/findings/<target>: copy them to Fixtures/fuzz/<target>/ once fixed, so the test suite
@@ -15,9 +16,9 @@ target=${1:?usage: Scripts/fuzz.sh <target> <seconds>}
 seconds=${2:?usage: Scripts/fuzz.sh <target> <seconds>}
 shift 2
 case "$target" in
-    frame-decoder | feedback-decoder | error-response | jsonl | pkcs12 | provider-server) ;;
+    frame-decoder | feedback-decoder | error-response | jsonl | pkcs12 | provider-server | provider-response) ;;
     *)
-        echo "unknown target '$target' (frame-decoder, feedback-decoder, error-response, jsonl, pkcs12, provider-server)" >&2
+        echo "unknown target '$target' (frame-decoder, feedback-decoder, error-response, jsonl, pkcs12, provider-server, provider-response)" >&2
         exit 2
         ;;
 esac
@@ -56,7 +57,7 @@ case "$target" in
     feedback-decoder) seeds=(Fixtures/feedback/*.bin) ;;
     jsonl) seeds=(Fixtures/jsonl/*.jsonl) ;;
     pkcs12) seeds=(Fixtures/certs/*.p12 Fixtures/certs/*.cer Fixtures/certs/*.pem) ;;
-    provider-server) seeds=() ;;
+    provider-server | provider-response) seeds=() ;;
 esac
 for seed in "${seeds[@]}"; do [ -f "$seed" ] && cp -n "$seed" "$corpus/" || true; done
 if [ -d "Fixtures/fuzz/$target" ]; then cp -n Fixtures/fuzz/"$target"/* "$corpus/" 2>/dev/null || true; fi

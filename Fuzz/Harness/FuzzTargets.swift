@@ -14,6 +14,7 @@ public enum FuzzTargets {
         "jsonl": jsonLines,
         "pkcs12": pkcs12,
         "provider-server": providerServer,
+        "provider-response": providerResponse,
     ]
 
     // MARK: - frame-decoder

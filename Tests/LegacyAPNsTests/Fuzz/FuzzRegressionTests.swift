@@ -26,9 +26,13 @@ import Testing
         "jsonl": files("jsonl") + files("fuzz/jsonl"),
         "pkcs12": files("certs", suffix: ".p12") + files("certs", suffix: ".cer") + files("fuzz/pkcs12"),
         "provider-server": files("fuzz/provider-server"),
+        "provider-response": files("fuzz/provider-response"),
     ]
 
-    @Test(arguments: ["frame-decoder", "error-response", "feedback-decoder", "jsonl", "pkcs12", "provider-server"])
+    @Test(arguments: [
+        "frame-decoder", "error-response", "feedback-decoder", "jsonl", "pkcs12", "provider-server",
+        "provider-response",
+    ])
     func corpusStillPassesThePropertyChecks(_ target: String) throws {
         let inputs = try #require(Self.inputs[target])
         #expect(inputs.count >= 5)
