@@ -19,6 +19,8 @@ modules=(
     LegacyAPNs
     FeedbackClient
     GatewaySimulator
+    HTTP2Client
+    LegacyBridge
 )
 
 graphs="$PWD/.build/docs-build/symbol-graphs"

@@ -69,10 +69,12 @@ public final class GatewaySimulator: Sendable {
         public var maximumTLSVersion = TLSConfiguration.Version.tls12
         /// Address to bind; 127.0.0.1 unless you really mean otherwise.
         public var host = "127.0.0.1"
-        /// Gateway port; 0 picks a free one.
-        public var port: UInt16 = 2195
-        /// Feedback port (0 picks a free one), or nil for no feedback service.
-        public var feedbackPort: UInt16? = 2196
+        /// Gateway port; 0 (the default) picks a free one, reported by ``GatewaySimulator/start()``
+        /// (`legacy-push serve` asks for Apple's 2195).
+        public var port: UInt16 = 0
+        /// Feedback port (0, the default, picks a free one), or nil for no feedback service
+        /// (`legacy-push serve` asks for Apple's 2196).
+        public var feedbackPort: UInt16? = 0
         /// Payloads larger than this get status 7.
         public var maximumPayloadSize = Payload.defaultMaximumSize
         /// Misbehaviour to inject (none by default).

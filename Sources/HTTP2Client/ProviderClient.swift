@@ -58,8 +58,9 @@ public struct ProviderClient: Sendable {
 
     /// Creates a client; nothing connects until a send.
     ///
-    /// - Parameter events: called for every ``ProviderEvent``, from the connection threads; keep
-    ///   it quick.
+    /// - Parameters:
+    ///   - configuration: the server, credentials, trust, connections and delivery policy.
+    ///   - events: called for every ``ProviderEvent``, from the connection threads; keep it quick.
     /// - Throws: ``LegacyAPNsError`` when the TLS context cannot be built.
     public init(configuration: Configuration, events: (@Sendable (ProviderEvent) -> Void)? = nil) throws {
         self.configuration = configuration

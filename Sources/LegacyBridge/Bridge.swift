@@ -51,10 +51,12 @@ public final class Bridge: Sendable {
         public var storePath: String
         /// Address to listen on; 127.0.0.1 unless you mean otherwise.
         public var host = "127.0.0.1"
-        /// The gateway port (0 picks a free one).
-        public var port: UInt16 = 2195
-        /// The feedback port (0 picks a free one), or nil for none.
-        public var feedbackPort: UInt16? = 2196
+        /// The gateway port; 0 (the default) picks a free one, reported by ``Bridge/start()``
+        /// (`legacy-push bridge` asks for Apple's 2195).
+        public var port: UInt16 = 0
+        /// The feedback port (0, the default, picks a free one), or nil for none
+        /// (`legacy-push bridge` asks for Apple's 2196).
+        public var feedbackPort: UInt16? = 0
         /// The newest TLS version offered to senders (TLS 1.2, as Apple's gateway; at least 1.2).
         public var maximumTLSVersion = TLSConfiguration.Version.tls12
         /// Notifications of one sender connection in flight upstream at most.

@@ -9,6 +9,22 @@ import Testing
 @Suite struct LibraryConveniencesTests {
     let certs = URL(filePath: Fixtures.root + "/certs", directoryHint: .isDirectory)
 
+    /// The library's simulator picks free ports by default, so two tests (or two worktrees)
+    /// never collide; only the CLI asks for Apple's 2195/2196.
+    @Test func simulatorsWithDefaultConfigurationsRunSideBySide() async throws {
+        let configuration = GatewaySimulator.Configuration(
+            identity: TestGateway.serverIdentity, clientTrust: TestGateway.ca)
+        let first = try GatewaySimulator(configuration: configuration)
+        let second = try GatewaySimulator(configuration: configuration)
+        try await first.withRunning { one in
+            try await second.withRunning { two in
+                #expect(one.gateway.port != two.gateway.port)
+                #expect(one.feedback != nil && two.feedback != nil && one.feedback != two.feedback)
+                #expect(one.gateway.port != 2195 && two.gateway.port != 2195)
+            }
+        }
+    }
+
     @Test func credentialsTakeDataAsTheyTakeByteArrays() throws {
         let p12 = try Data(contentsOf: certs.appending(path: "universal-legacy.p12"))
         let fromData = try ClientIdentity(pkcs12: p12, passphrase: "secret")
