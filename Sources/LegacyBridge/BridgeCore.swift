@@ -59,6 +59,25 @@ final class BridgeCore: Sendable {
 
     // MARK: - Sessions
 
+    /// The TLS handshake with a sender on either port: the session, or nil when the sender was
+    /// refused (counted and reported).
+    func acceptSender(_ socket: Socket, client: String) -> TLSSession? {
+        do {
+            return try TLSSession.accept(
+                socket, context: senderContext, peer: client,
+                timeout: configuration.handshakeTimeout.inSeconds, drainTimeout: 1)
+        } catch {
+            refused(client, reason: (error as? LegacyAPNsError)?.reason ?? "\(error)")
+            return nil
+        }
+    }
+
+    /// A sender refused after (or in) the handshake.
+    func refused(_ client: String, reason: String) {
+        count { $0.refusedConnections += 1 }
+        emit(.senderRefused(client: client, reason: reason))
+    }
+
     /// Registers a new session; returns its id (the high half of its tags) and its connection number.
     func register(_ make: (UInt32, UInt64) -> SenderSession) -> SenderSession {
         let connection = nextConnection.add(1, ordering: .relaxed).newValue

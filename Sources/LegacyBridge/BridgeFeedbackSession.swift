@@ -13,21 +13,10 @@ struct BridgeFeedbackSession {
     static let maximumTuples = 100_000
 
     func run(_ socket: Socket) {
-        let configuration = core.configuration
-        let session: TLSSession
-        do {
-            session = try TLSSession.accept(
-                socket, context: core.senderContext, peer: client,
-                timeout: configuration.handshakeTimeout.inSeconds, drainTimeout: 1)
-        } catch {
-            core.count { $0.refusedConnections += 1 }
-            core.emit(.senderRefused(client: client, reason: (error as? LegacyAPNsError)?.reason ?? "\(error)"))
-            return
-        }
+        guard let session = core.acceptSender(socket, client: client) else { return }
         guard let topic = core.translation.fixedTopic ?? session.peerCertificate?.topic else {
             session.closeGently(drainTimeout: 0.5)
-            core.count { $0.refusedConnections += 1 }
-            core.emit(.senderRefused(client: client, reason: "its certificate names no topic"))
+            core.refused(client, reason: "its certificate names no topic")
             return
         }
         let records: [FeedbackRecord]

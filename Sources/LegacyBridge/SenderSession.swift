@@ -98,15 +98,7 @@ final class SenderSession: @unchecked Sendable {
 
     /// Serves the sender until the answer, its disconnect, an idle timeout or the bridge's stop.
     func run(_ socket: Socket) {
-        let configuration = core.configuration
-        let session: TLSSession
-        do {
-            session = try TLSSession.accept(
-                socket, context: core.senderContext, peer: client,
-                timeout: configuration.handshakeTimeout.inSeconds, drainTimeout: 1)
-        } catch {
-            core.count { $0.refusedConnections += 1 }
-            core.emit(.senderRefused(client: client, reason: (error as? LegacyAPNsError)?.reason ?? "\(error)"))
+        guard let session = core.acceptSender(socket, client: client) else {
             end(reason: nil)
             return
         }
