@@ -487,7 +487,13 @@ public struct ProviderConnectionMachine: Sendable {
                 return
             }
             open.lastActivity = now
-            open.answered = true
+            if !open.answered {
+                open.answered = true
+                // Token auth: the first answer lifts the one-stream rule; say so for metrics.
+                if configuration.usesTokens && limit(open) != 1 {
+                    pendingEvents.append(.streamLimit(connection: connection, limit: limit(open)))
+                }
+            }
             failures = (0, 0)  // an answer is progress
             var entry = waiting.entry
             entry.lastResponse = response

@@ -113,6 +113,22 @@ import Testing
         #expect(machine.nextAction(now: Self.t0) == .take(maximum: 1000))
     }
 
+    @Test func withTokensTheFirstAnswerReportsTheRisenStreamLimit() {
+        var machine = Self.machine(tokens: true)
+        Self.connectAndSubmit(&machine, [1], limit: 1)
+        // The server raises its limit after the first valid token, before its answer arrives.
+        machine.settingsChanged(maximumConcurrentStreams: 8, now: Self.t0)
+        let limits = { (events: [ProviderEvent]) in
+            events.compactMap { if case .streamLimit(_, let limit) = $0 { limit } else { nil } }
+        }
+        #expect(limits(machine.takeEvents()) == [1])
+        machine.received(Self.ok(1), on: 1, now: Self.t0)
+        #expect(limits(machine.takeEvents()) == [8])
+        #expect(machine.streamLimit == 8)
+        machine.received(Self.ok(1), on: 1, now: Self.t0)  // a stray answer: nothing new
+        #expect(limits(machine.takeEvents()).isEmpty)
+    }
+
     @Test func theServersLimitIsHonouredAndFollowsItsSettings() {
         var machine = Self.machine()
         Self.connectAndSubmit(&machine, [1, 2], limit: 2)
