@@ -87,10 +87,13 @@ enum Measured {
         var peakMemoryMB: Double
     }
 
-    static func run(_ path: String, _ arguments: [String], stdout: String = "/dev/null") -> Outcome {
+    static func run(_ path: String, _ arguments: [String], stdout: String = "/dev/null", stderr: String? = nil)
+        -> Outcome
+    {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        if let stderr { posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0

@@ -2,8 +2,8 @@
 //
 //     swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N] [--only TEXT] [suite ...]
 //
-// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli, http2-serve (default:
-// all; http2-serve needs h2load and nghttpd, Debian's nghttp2-client and nghttp2-server).
+// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli, http2-serve, bridge
+// (default: all; http2-serve needs h2load and nghttpd, Debian's nghttp2-client and nghttp2-server).
 // Each suite runs N times (default 3) and the median run by rate is reported, with the range. Every
 // figure is measured on this machine at run time; nothing is hard-coded. --only runs just the
 // end-to-end cases whose name contains TEXT (for profiling one of them). See BENCHMARKS.md for
@@ -32,7 +32,9 @@ let onlyCases: String? = arguments.firstIndex(of: "--only").flatMap {
     $0 + 1 < arguments.count ? arguments[$0 + 1] : nil
 }
 if suites.isEmpty {
-    suites = ["encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "http2-serve"]
+    suites = [
+        "encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "http2-serve", "bridge",
+    ]
 }
 
 /// Results by name, in first-seen order (filled from whatever executor a suite runs on).
@@ -80,6 +82,12 @@ for suite in suites {
     if suite == "http2-serve" {
         // Its own median: ours and nghttpd alternate in each run, so both see the same machine.
         await HTTP2ServeBenchmarks.run(quick: quick, runs: runs, report: record)
+        reportMedians()
+        continue
+    }
+    if suite == "bridge" {
+        // Its own median too: through the bridge, direct, and 1 % bad alternate in each run.
+        BridgeBenchmarks.run(quick: quick, runs: runs, report: record)
         reportMedians()
         continue
     }
