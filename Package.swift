@@ -89,7 +89,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "LegacyAPNsSoak",
-            dependencies: ["APNsRuntime", "LegacyAPNs", "GatewaySimulator"],
+            dependencies: [
+                "APNsCredentials", "APNsRuntime", "LegacyAPNs", "GatewaySimulator", "HTTP2Client", "LegacyBridge",
+            ],
             path: "Soak/LegacyAPNsSoak"
         ),
         .target(

@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
-# Runs the soak test in release mode (default 500,000 notifications; pass --notifications N,
-# --seed S, and --tls13 for a simulator offering TLS 1.3). Exit 0 only if the ledger shows nothing lost and nothing silently duplicated.
+# Runs the soak test in release mode. Exit 0 only if the ledger shows nothing lost and nothing
+# silently duplicated.
+#
+#   Scripts/soak.sh [--notifications N] [--seed S] [--tls13]
+#       the binary client against the gateway simulator (default 500,000 notifications;
+#       --tls13: a simulator offering TLS 1.3)
+#   Scripts/soak.sh --bridge [--notifications N] [--seed S] [--bad-rate R] [--gone-rate R] [--no-upstream-faults]
+#       the bridge path: PushClient -> Bridge -> ProviderSimulator with random GOAWAY, resets, 503
+#       and stalls upstream and random bad (BadDeviceToken) and uninstalled (410) tokens (default
+#       400,000 notifications, 0.2 % bad, 0.05 % uninstalled); see HARDENING.md, "Soak"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --product LegacyAPNsSoak >/dev/null

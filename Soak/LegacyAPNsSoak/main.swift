@@ -5,8 +5,13 @@
 // rejected (never delivered) or reported unconfirmed.
 //
 //     swift run -c release LegacyAPNsSoak [--notifications N] [--seed S] [--tls13]
+//     swift run -c release LegacyAPNsSoak --bridge [--notifications N] [--seed S] [--bad-rate R]
+//         [--gone-rate R] [--no-upstream-faults]
 //
 // --tls13 makes the simulator offer TLS 1.3 (it offers TLS 1.2 by default, as Apple's gateway).
+// --bridge soaks the bridge instead (BridgeSoak.swift): PushClient -> Bridge -> ProviderSimulator
+// with random upstream faults and bad tokens (default 400,000 notifications; --bad-rate and
+// --gone-rate are the shares of tokens answered BadDeviceToken and 410, default 0.002 and 0.0005).
 //
 // Not part of `swift test` (it runs for minutes); Scripts/soak.sh runs it.
 import APNsRuntime
@@ -20,7 +25,8 @@ func option(_ name: String, _ fallback: Int) -> Int {
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return fallback }
     return Int(arguments[index + 1]) ?? fallback
 }
-let total = option("--notifications", 500_000)
+let bridgePath = arguments.contains("--bridge")
+let total = option("--notifications", bridgePath ? 400_000 : 500_000)
 let seed = UInt64(option("--seed", 2195))
 let newestTLS: TLSConfiguration.Version = arguments.contains("--tls13") ? .tls13 : .tls12
 
@@ -90,6 +96,19 @@ let phases = [
 let ca = Certificate.certificates(pemRepresentation: try bytes("ca.pem"))
 let serverIdentity = try ClientIdentity(pem: try bytes("server.pem"), keyPEM: try bytes("server.key"), passphrase: nil)
 let clientIdentity = try ClientIdentity(pkcs12: try bytes("universal-legacy.p12"), passphrase: "secret")
+if bridgePath {
+    let credentials = BridgeSoak.Credentials(
+        ca: ca, serverIdentity: serverIdentity, clientIdentity: clientIdentity,
+        key: try SigningKey(pemRepresentation: try bytes("AuthKey_ABC123DEFG.p8")))
+    func rate(_ name: String, _ fallback: Double) -> Double {
+        guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return fallback }
+        return Double(arguments[index + 1]) ?? fallback
+    }
+    let passed = try await BridgeSoak.run(
+        total: total, seed: seed, badRate: rate("--bad-rate", 0.002), goneRate: rate("--gone-rate", 0.0005),
+        upstreamFaults: !arguments.contains("--no-upstream-faults"), credentials: credentials)
+    exit(passed ? 0 : 1)
+}
 
 print(
     "LegacyAPNs soak: \(total) notifications in \(phases.count) phases, seed \(seed), "
