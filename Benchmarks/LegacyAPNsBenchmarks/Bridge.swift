@@ -149,6 +149,7 @@ enum BridgeBenchmarks {
         let store = scratch + "/bridge-\(UUID().uuidString).sqlite"
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(store + suffix) } }
         let bridge = try BridgeProcess(upstreamPort: serve.port, store: store, log: scratch + "/bridge.log")
+        defer { bridge.stop() }  // also when the send fails (stop is idempotent)
         var run = try measure(
             Package.cli,
             [
