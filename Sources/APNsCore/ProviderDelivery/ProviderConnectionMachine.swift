@@ -137,6 +137,9 @@ public struct ProviderConnectionMachine: Sendable {
         var nextTake: Duration = .zero
         var winding: Winding?
         var submitting: ProviderEntry?
+        /// No stream can time out before this (a lower bound: the oldest stream's send time, or
+        /// the last scan's moment, plus the request timeout), so the streams are scanned only then.
+        var timeoutsCheckedUntil: Duration = .zero
 
         var hasBuffered: Bool { bufferedIndex < buffered.count }
     }
@@ -261,8 +264,7 @@ public struct ProviderConnectionMachine: Sendable {
             return .close
         }
         // A request waiting too long: reset it and send it elsewhere.
-        if let (stream, waiting) = open.streams.first(where: { now - $0.value.sentAt >= configuration.requestTimeout })
-        {
+        if now >= open.timeoutsCheckedUntil, let (stream, waiting) = firstTimedOut(&open, now: now) {
             open.streams[stream] = nil
             retryLost(
                 waiting.entry, reason: "no answer within \(configuration.requestTimeout) (stream \(stream))", now: now)
@@ -272,7 +274,13 @@ public struct ProviderConnectionMachine: Sendable {
             guard open.streams.isEmpty else { return .wait(until: deadline(open)) }
             returnBuffered(&open)
             switch winding {
-            case .reconnect(let delay, _): state = .closing(then: .reconnect(delay: delay))
+            case .reconnect(let delay, let reason):
+                // Wound down before a single answer (a GOAWAY right after the preface): no progress,
+                // so it spends the reconnect budget; a server doing this forever is given up.
+                state =
+                    open.answered
+                    ? .closing(then: .reconnect(delay: delay))
+                    : .closing(then: .failure(LegacyAPNsError(.connectionFailed, reason), spendsBudget: true))
             case .stop(let error): state = .closing(then: .stop(error))
             }
             return .close
@@ -313,11 +321,23 @@ public struct ProviderConnectionMachine: Sendable {
         return .wait(until: deadline(open))
     }
 
+    /// The stream waiting longer than the request timeout, if any; otherwise notes when the next
+    /// one can (streams are sent later than `now`, or at the oldest one's time).
+    private func firstTimedOut(_ open: inout Open, now: Duration) -> (Int32, InFlight)? {
+        var oldest = now
+        for (stream, waiting) in open.streams {
+            if now - waiting.sentAt >= configuration.requestTimeout { return (stream, waiting) }
+            oldest = Swift.min(oldest, waiting.sentAt)
+        }
+        open.timeoutsCheckedUntil = oldest + configuration.requestTimeout
+        return nil
+    }
+
     /// The next moment something is due on the connection.
     private func deadline(_ open: Open) -> Duration? {
         var next: Duration?
         func consider(_ moment: Duration) { next = next.map { Swift.min($0, moment) } ?? moment }
-        for waiting in open.streams.values { consider(waiting.sentAt + configuration.requestTimeout) }
+        if !open.streams.isEmpty { consider(open.timeoutsCheckedUntil) }
         if let sent = open.pingSentAt {
             consider(sent + configuration.pingTimeout)
         } else if open.streams.isEmpty {
@@ -585,6 +605,9 @@ public struct ProviderConnectionMachine: Sendable {
             case .stopSending:
                 stop = LegacyAPNsError(.certificateRejected, "APNs closed the connection: \(goaway)")
             case .retryWithBackoff:
+                // Once per connection: a storm of GOAWAYs neither stretches the backoff nor
+                // replaces a stop already decided.
+                guard open.winding == nil else { break }
                 failures.consecutive += 1
                 open.winding = .reconnect(
                     delay: configuration.reconnect.delay(afterFailures: failures.consecutive), reason: "\(goaway)")

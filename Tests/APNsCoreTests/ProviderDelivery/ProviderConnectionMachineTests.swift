@@ -165,6 +165,31 @@ import Testing
         #expect(machine.report.accepted == 2)
     }
 
+    @Test func aServerThatSaysGoawayBeforeAnyAnswerSpendsTheReconnectBudget() {
+        var machine = Self.machine(failures: 3)
+        let shutdown = [UInt8](#"{"reason":"Shutdown"}"#.utf8).withUnsafeBytes {
+            ProviderGoaway(lastStreamID: 0, errorCode: .noError, debugData: $0)
+        }
+        var delays: [Duration] = []
+        for _ in 0..<3 {
+            guard case .connect(let delay) = machine.nextAction(now: Self.t0) else {
+                Issue.record("expected a connect")
+                return
+            }
+            delays.append(delay)
+            machine.connected(now: Self.t0, serverStreamLimit: 100)
+            // A storm: many GOAWAYs on one connection count once.
+            for _ in 0..<50 { machine.receivedGoaway(shutdown, now: Self.t0) }
+            #expect(machine.nextAction(now: Self.t0) == .close)
+            machine.closed()
+        }
+        #expect(machine.nextAction(now: Self.t0) == .finished)
+        #expect(delays == [.zero, .milliseconds(200), .milliseconds(800)])
+        #expect(machine.report.failure?.code == .connectionFailed)
+        #expect(machine.report.failure?.reason.contains("Shutdown") == true)
+        #expect(machine.report.failure?.reason.contains("gave up after 3") == true)
+    }
+
     @Test func aLostConnectionRetriesWhatWasInFlightAsPossibleDuplicates() {
         var machine = Self.machine()
         Self.connectAndSubmit(&machine, [1, 2])
