@@ -64,8 +64,13 @@ public final class Bridge: Sendable {
         /// One notification in flight per sender connection (`--strict-order`), for senders that
         /// need their notifications delivered in order.
         public var strictOrder = false
-        /// Sender connections (gateway and feedback together) served at once; more are refused.
+        /// Sender connections (gateway and feedback together) served at once. At the limit, the
+        /// sender idle longest (no complete frame for ``evictableAfter``, nothing in flight) is
+        /// closed to make room; a new sender is refused only when every one is busy.
         public var maximumConnections = 256
+        /// How long a sender must have completed no frame, with nothing in flight, before it may be
+        /// closed to make room for a new one at ``maximumConnections``.
+        public var evictableAfter: Duration = .seconds(5)
         /// Time a sender may take for the TLS handshake.
         public var handshakeTimeout: Duration = .seconds(10)
         /// Time a started frame may take to complete (trickling senders are closed).
@@ -210,16 +215,29 @@ public final class Bridge: Sendable {
         let core = self.core
         while !core.isStopping {
             guard let (socket, client) = listener.accept(timeout: 0.5) else { continue }
-            let admitted: Bool = state.withLock { state in
+            var admitted: Bool = state.withLock { state in
                 guard state.activeConnections < configuration.maximumConnections else { return false }
                 state.activeConnections += 1
                 return true
+            }
+            if !admitted, let idle = longestIdleSender() {
+                // Make room: the idle one closes gently, the new one is served meanwhile (at most
+                // a few over the limit while evicted ones finish closing).
+                admitted = state.withLock { state in
+                    guard state.activeConnections < configuration.maximumConnections + Self.evictionSlack else {
+                        return false
+                    }
+                    state.activeConnections += 1
+                    return true
+                }
+                if admitted { idle.evict() }
             }
             guard admitted else {
                 core.count { $0.refusedConnections += 1 }
                 core.emit(
                     .senderRefused(
-                        client: client, reason: "\(configuration.maximumConnections) connections are being served"))
+                        client: client,
+                        reason: "\(configuration.maximumConnections) connections are being served, none of them idle"))
                 socket.close()
                 continue
             }
@@ -236,6 +254,24 @@ public final class Bridge: Sendable {
                 self.state.withLock { $0.activeConnections -= 1 }
             }
         }
+    }
+}
+
+extension Bridge {
+    /// Connections over the limit while evicted senders finish closing.
+    static let evictionSlack = 16
+
+    /// The sender that has gone longest without a frame (and at least ``Configuration/evictableAfter``)
+    /// with nothing in flight, if any.
+    fileprivate func longestIdleSender() -> SenderSession? {
+        let now = Monotonic.now()
+        let bound = configuration.evictableAfter.inSeconds
+        var best: (SenderSession, Double)?
+        for session in core.allSessions {
+            guard let idle = session.idleness(now: now), idle >= bound else { continue }
+            if best == nil || idle > best!.1 { best = (session, idle) }
+        }
+        return best?.0
     }
 }
 

@@ -27,6 +27,10 @@ final class SenderSession: @unchecked Sendable {
     private(set) var topic: String?
     /// The identifier of the confirmation barrier that ended the input, if one did.
     private var barrier: UInt32?
+    /// When the sender last completed a frame (or connected): how idle it is, for eviction.
+    private var lastFrameAt = Monotonic.now()
+    /// Set by the accept thread at the connection limit: close to make room for a new sender.
+    private var evictRequested = false
     private let wake = WakeSignal()
 
     /// The largest frame payload taken (a VoIP push's HTTP/2 limit); the push type's own limit is
@@ -47,6 +51,21 @@ final class SenderSession: @unchecked Sendable {
 
     /// Wakes the session thread (the bridge is stopping).
     func poke() { wake.signal() }
+
+    /// How long the sender has gone without completing a frame while nothing of it is in flight,
+    /// or nil when it is busy (or already leaving): the accept thread's measure for eviction.
+    func idleness(now: Double) -> Double? {
+        lock.withLock {
+            guard !evictRequested, !threadEnded, machine.outstanding == 0, machine.isAdmitting else { return nil }
+            return now - lastFrameAt
+        }
+    }
+
+    /// Asks the session to close (gently) so a new sender can be served.
+    func evict() {
+        lock.withLock { evictRequested = true }
+        wake.signal()
+    }
 
     // MARK: - Verdicts (upstream threads)
 
@@ -79,11 +98,21 @@ final class SenderSession: @unchecked Sendable {
     }
 
     /// A resend held for its earlier copy goes upstream itself (that copy got no verdict).
+    ///
+    /// Only while the sender is still to be answered: once it was (or left), its next copy is the
+    /// one to deliver, and delivering this one too would deliver it twice.
     func forwardHeld(tag: UInt64) {
         let sequence = tag & 0xFFFF_FFFF
-        let request: ProviderRequest? = lock.withLock { held.removeValue(forKey: sequence) }
+        let (request, willAnswer): (ProviderRequest?, Bool) = lock.withLock {
+            (held.removeValue(forKey: sequence), machine.willAnswer)
+        }
         guard let request else { return }
-        forward(request, sequence: sequence)
+        if willAnswer {
+            forward(request, sequence: sequence)
+        } else {
+            settle(
+                tag: tag, verdict: .unavailable(reason: "its earlier copy got no verdict; the sender sends it again"))
+        }
     }
 
     private func forward(_ request: ProviderRequest, sequence: UInt64) {
@@ -195,6 +224,7 @@ final class SenderSession: @unchecked Sendable {
                     senderTopic: senderTopic)
                 if let ended { return ended }
                 mayHaveFrames = filled
+                if !decoded.isEmpty { lock.withLock { lastFrameAt = now } }
                 // The clock runs from the first byte of a frame that is not complete yet: a frame
                 // completed restarts it, so a sender streaming at full speed is never cut off.
                 if decoder.bufferedByteCount == 0 {
@@ -237,6 +267,10 @@ final class SenderSession: @unchecked Sendable {
             }
             let afterRead = Monotonic.now()
             if gotData { lastActivity = afterRead }
+            if lock.withLock({ evictRequested }) {
+                return senderLeft(
+                    "closed to make room for a new sender (idle, nothing in flight)", session, closing: true)
+            }
             if let partialSince, afterRead - partialSince > configuration.frameTimeout.inSeconds {
                 // A sender trickling a frame cannot hold its slot.
                 return senderLeft(

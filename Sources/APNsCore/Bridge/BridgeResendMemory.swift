@@ -65,7 +65,9 @@ public struct BridgeResendMemory: Sendable {
 
     private enum Entry: Hashable, Sendable {
         case settled(BridgeVerdict, stamp: UInt64)
-        case pending(waiters: [UInt64])
+        /// `keep`: a waiter's own connection has answered meanwhile, so the sender will send it
+        /// once more; the verdict stays remembered for that copy.
+        case pending(waiters: [UInt64], keep: Bool)
     }
 
     /// The configuration.
@@ -95,8 +97,12 @@ public struct BridgeResendMemory: Sendable {
 
     /// Remembers that a notification the sender will send again is still waiting for its verdict.
     public mutating func rememberPending(_ key: BridgeResendKey) {
-        if case .pending = entries[key] { return }
-        entries[key] = .pending(waiters: [])
+        if case .pending(let waiters, _)? = entries[key] {
+            // Already pending: a resend waiting here belongs to a connection that has now answered.
+            if !waiters.isEmpty { entries[key] = .pending(waiters: waiters, keep: true) }
+            return
+        }
+        entries[key] = .pending(waiters: [], keep: false)
     }
 
     /// A sender sent `key` again. Settled entries are consumed; for a pending one, `waiter` is
@@ -110,9 +116,9 @@ public struct BridgeResendMemory: Sendable {
             entries[key] = nil
             hits += 1
             return .settled(verdict)
-        case .pending(var waiters)?:
+        case .pending(var waiters, let keep)?:
             waiters.append(waiter)
-            entries[key] = .pending(waiters: waiters)
+            entries[key] = .pending(waiters: waiters, keep: keep)
             hits += 1
             return .pending
         }
@@ -122,12 +128,14 @@ public struct BridgeResendMemory: Sendable {
     /// used up); with no waiters yet, it is remembered for a later resend. When the verdict
     /// decides nothing (unavailable), the entry goes, and waiters are told to send it themselves.
     public mutating func resolve(_ key: BridgeResendKey, verdict: BridgeVerdict, now: Duration) -> Resolution {
-        guard case .pending(let waiters)? = entries[key] else { return Resolution(waiters: [], verdict: nil) }
+        guard case .pending(let waiters, let keep)? = entries[key] else {
+            return Resolution(waiters: [], verdict: nil)
+        }
         if case .unavailable = verdict {
             entries[key] = nil
             return Resolution(waiters: waiters, verdict: nil)
         }
-        if waiters.isEmpty {
+        if waiters.isEmpty || keep {
             store(key, verdict: verdict, now: now)
         } else {
             entries[key] = nil

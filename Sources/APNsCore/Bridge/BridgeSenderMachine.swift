@@ -144,6 +144,16 @@ public struct BridgeSenderMachine: Sendable {
     /// Notifications admitted and not let go.
     public var outstanding: Int { items.count }
 
+    /// True until the sender has been answered or has left: verdicts still shape what it will be
+    /// told. Afterwards a notification without a verdict must not go upstream on this connection's
+    /// behalf: the sender sends it again (or has left, and hears nothing either way).
+    public var willAnswer: Bool {
+        switch state {
+        case .open, .failing, .stopping: return true
+        case .answered, .gone: return false
+        }
+    }
+
     /// Admits a notification; returns its sequence number, or nil when frames are no longer
     /// taken (a failure is known or the bridge is stopping: drop it, the sender will resend it).
     /// The shell may call it with a full window (it never reads past one), but should not.

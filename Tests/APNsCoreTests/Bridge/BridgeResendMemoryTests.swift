@@ -39,6 +39,22 @@ import Testing
         #expect(memory.count == 0)
     }
 
+    /// A resend waits for its earlier copy's verdict, and then its own connection is answered
+    /// too (so the sender will send it a third time): the verdict serves the waiting copy and is
+    /// still there for the third, which must not go upstream again. (Found by the bridge soak:
+    /// the third copy was delivered a second time, unnamed.)
+    @Test func aWaiterWhoseConnectionIsAnsweredKeepsTheVerdictForTheNextCopy() {
+        var memory = BridgeResendMemory()
+        memory.rememberPending(Self.key(9))  // connection 1 answered: 9 still upstream
+        #expect(memory.recall(Self.key(9), waiter: 42, now: .zero) == .pending)  // connection 2's copy
+        memory.rememberPending(Self.key(9))  // connection 2 answered before 9's verdict
+        let resolution = memory.resolve(Self.key(9), verdict: .accepted, now: .zero)
+        #expect(resolution == BridgeResendMemory.Resolution(waiters: [42], verdict: .accepted))
+        // Connection 3's copy: acknowledged from memory, not delivered again.
+        #expect(memory.recall(Self.key(9), waiter: 43, now: .zero) == .settled(.accepted))
+        #expect(memory.count == 0)
+    }
+
     @Test func aPendingEntryWithoutWaitersIsKeptForTheResend() {
         var memory = BridgeResendMemory()
         memory.rememberPending(Self.key(9))

@@ -92,4 +92,26 @@ import Testing
             #expect(fixture.deliveries()[1] == nil)
         }
     }
+
+    /// Idle senders cannot lock others out: at the connection limit the one idle longest is
+    /// closed to make room, and the new sender is served.
+    @Test func atTheLimitAnIdleSenderMakesRoomForANewOne() async throws {
+        try await withBridge(configure: {
+            $0.maximumConnections = 2
+            $0.evictableAfter = .milliseconds(200)
+        }) { fixture in
+            let idle = try (0..<2).map { _ in try Self.connect(fixture) }
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await Self.healthy(fixture))
+            // At least one of the idle ones was closed for it (the client's spare connection may
+            // have taken the other).
+            let closed = idle.filter { SimulatorRobustnessTests.readUntilClosed($0, timeout: 5).isEmpty }
+            #expect(!closed.isEmpty)
+            let evictions = fixture.events.get().filter { event in
+                if case .senderDisconnected(_, _, let reason) = event { return reason.contains("make room") }
+                return false
+            }
+            #expect(!evictions.isEmpty)
+        }
+    }
 }
