@@ -76,6 +76,11 @@ let package = Package(
             path: "Benchmarks/LegacyAPNsBenchmarks"
         ),
         .executableTarget(
+            name: "tls-floor",
+            dependencies: ["COpenSSL"],
+            path: "Benchmarks/TLSFloor"
+        ),
+        .executableTarget(
             name: "LegacyAPNsSoak",
             dependencies: ["APNsRuntime", "LegacyAPNs", "GatewaySimulator"],
             path: "Soak/LegacyAPNsSoak"

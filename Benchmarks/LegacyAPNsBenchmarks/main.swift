@@ -1,9 +1,11 @@
 // LegacyAPNs benchmarks. Run in release mode:
 //
-//     swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N] [--only TEXT] [suite ...]
+//     swift build -c release && swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N]
+//         [--only TEXT] [suite ...]
 //
-// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli (default: all).
-// Each suite runs N times (default 3) and the median run by rate is reported, with the range. Every
+// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli, cli-floor (default:
+// all). Each suite runs N times (default 3) and the median run by rate is reported, with the range;
+// cli-floor alternates its two programs N times (default 5) in one run and reports medians. Every
 // figure is measured on this machine at run time; nothing is hard-coded. --only runs just the
 // end-to-end cases whose name contains TEXT (for profiling one of them). See BENCHMARKS.md for
 // results and method.
@@ -19,8 +21,10 @@ if let index = arguments.firstIndex(of: "--encode-only") {
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
 var runs = 3
+var runsGiven = false
 if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count, let value = Int(arguments[index + 1]) {
     runs = max(1, value)
+    runsGiven = true
 }
 var suites = arguments.enumerated().filter {
     !$0.element.hasPrefix("--") && ($0.offset == 0 || !["--runs", "--only"].contains(arguments[$0.offset - 1]))
@@ -30,7 +34,9 @@ var suites = arguments.enumerated().filter {
 let onlyCases: String? = arguments.firstIndex(of: "--only").flatMap {
     $0 + 1 < arguments.count ? arguments[$0 + 1] : nil
 }
-if suites.isEmpty { suites = ["encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli"] }
+if suites.isEmpty {
+    suites = ["encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "cli-floor"]
+}
 
 /// Results by name, in first-seen order (filled from whatever executor a suite runs on).
 final class Collector: @unchecked Sendable {
@@ -74,7 +80,8 @@ var reported = 0
 }
 var results: [BenchmarkResult] = []
 for suite in suites {
-    for _ in 0..<runs {
+    // cli-floor alternates its two programs itself, in one run.
+    for _ in 0..<(suite == "cli-floor" ? 1 : runs) {
         switch suite {
         case "encode": EncodeBenchmarks.run(quick: quick, report: record)
         case "decode": DecodeBenchmarks.run(quick: quick, report: record)
@@ -84,6 +91,7 @@ for suite in suites {
         case "rejected": await EndToEndBenchmarks.run(quick: quick, rejecting: true, report: record)
         case "feedback": await FeedbackBenchmarks.run(quick: quick, report: record)
         case "cli": CLIBenchmarks.run(quick: quick, report: record)
+        case "cli-floor": CLIFloorBenchmarks.run(quick: quick, runs: runsGiven ? runs : 5, report: record)
         default:
             FileHandle.standardError.write(Data("unknown suite \(suite)\n".utf8))
             exit(2)
