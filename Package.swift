@@ -8,6 +8,7 @@ import PackageDescription
 //   APNsRuntime       internal: sockets, poll, threads, locks, clock, TLS sessions, the transport seam,
 //                     the HTTP/2 session over nghttp2
 //   LegacyAPNs        the binary client                 FeedbackClient   the feedback reader/poller
+//   HTTP2Client       the HTTP/2 provider-API client    LegacyBridge     binary senders through HTTP/2
 //   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
 let package = Package(
     name: "LegacyAPNs",
@@ -19,6 +20,7 @@ let package = Package(
         .library(name: "FeedbackClient", targets: ["FeedbackClient"]),
         .library(name: "GatewaySimulator", targets: ["GatewaySimulator"]),
         .library(name: "HTTP2Client", targets: ["HTTP2Client"]),
+        .library(name: "LegacyBridge", targets: ["LegacyBridge"]),
         .executable(name: "legacy-push", targets: ["legacy-push"]),
     ],
     targets: [
@@ -33,6 +35,12 @@ let package = Package(
             path: "Sources/CNGHTTP2",
             pkgConfig: "libnghttp2",
             providers: [.apt(["libnghttp2-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "APNsCore"),
         .target(
@@ -56,6 +64,10 @@ let package = Package(
             dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime"]
         ),
         .target(
+            name: "LegacyBridge",
+            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime", "HTTP2Client", "CSQLite"]
+        ),
+        .target(
             name: "GatewaySimulator",
             dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime"]
         ),
@@ -63,7 +75,7 @@ let package = Package(
             name: "LegacyPushCLI",
             dependencies: [
                 "APNsCore", "APNsCredentials", "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator",
-                "HTTP2Client",
+                "HTTP2Client", "LegacyBridge",
             ]
         ),
         .executableTarget(
@@ -87,7 +99,7 @@ let package = Package(
         ),
         .target(
             name: "FuzzHarness",
-            dependencies: ["APNsCore", "APNsCredentials"],
+            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime", "GatewaySimulator"],
             path: "Fuzz/Harness"
         ),
         .executableTarget(
@@ -108,7 +120,7 @@ let package = Package(
             name: "LegacyAPNsTests",
             dependencies: [
                 "APNsCore", "APNsCredentials", "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator",
-                "HTTP2Client", "LegacyPushCLI", "legacy-push", "Notify", "FuzzHarness", "TestSupport",
+                "HTTP2Client", "LegacyBridge", "LegacyPushCLI", "legacy-push", "Notify", "FuzzHarness", "TestSupport",
             ]
         ),
     ],

@@ -3,7 +3,8 @@
 #
 #     Scripts/fuzz.sh <target> <seconds> [extra libFuzzer flags]
 #
-# Targets: frame-decoder, feedback-decoder, error-response, jsonl, pkcs12 (the property checks live
+# Targets: frame-decoder, feedback-decoder, error-response, jsonl, pkcs12, provider-server (the server
+# side of the HTTP/2 session and the simulator's request handling; the property checks live
 # in Fuzz/Harness/FuzzTargets.swift and are replayed by `swift test` on Fixtures/fuzz). The corpus
 # starts from Fixtures/ and grows in .build/fuzz/corpus/<target>; crashing inputs land in
 # .build/fuzz/findings/<target>: copy them to Fixtures/fuzz/<target>/ once fixed, so the test suite
@@ -14,15 +15,19 @@ target=${1:?usage: Scripts/fuzz.sh <target> <seconds>}
 seconds=${2:?usage: Scripts/fuzz.sh <target> <seconds>}
 shift 2
 case "$target" in
-    frame-decoder | feedback-decoder | error-response | jsonl | pkcs12) ;;
-    *) echo "unknown target '$target' (frame-decoder, feedback-decoder, error-response, jsonl, pkcs12)" >&2; exit 2 ;;
+    frame-decoder | feedback-decoder | error-response | jsonl | pkcs12 | provider-server) ;;
+    *)
+        echo "unknown target '$target' (frame-decoder, feedback-decoder, error-response, jsonl, pkcs12, provider-server)" >&2
+        exit 2
+        ;;
 esac
 
 build=.build/fuzz
 modules=$build/modules
 binary=$build/fuzz-legacyapns
 mkdir -p "$modules"
-flags=(-O -sanitize=fuzzer,address -parse-as-library -package-name legacyapns -I "$modules" -I Sources/COpenSSL)
+flags=(-O -sanitize=fuzzer,address -parse-as-library -package-name legacyapns -I "$modules" -I Sources/COpenSSL
+    -I Sources/CNGHTTP2)
 sources_changed() { [ ! -f "$binary" ] || [ -n "$(find Sources Fuzz -name '*.swift' -newer "$binary" | head -1)" ]; }
 if sources_changed; then
     echo "fuzz: building $binary"
@@ -34,9 +39,12 @@ if sources_changed; then
     }
     compile APNsCore $(find Sources/APNsCore -name '*.swift' | sort)
     compile APNsCredentials $(find Sources/APNsCredentials -name '*.swift' | sort)
+    compile APNsRuntime $(find Sources/APNsRuntime -name '*.swift' | sort)
+    compile GatewaySimulator $(find Sources/GatewaySimulator -name '*.swift' | sort)
     compile FuzzHarness $(find Fuzz/Harness -name '*.swift' | sort)
     swiftc "${flags[@]}" -module-name FuzzEntry Fuzz/Entry/FuzzEntry.swift "$build"/APNsCore.o \
-        "$build"/APNsCredentials.o "$build"/FuzzHarness.o -lssl -lcrypto -lm -o "$binary"
+        "$build"/APNsCredentials.o "$build"/APNsRuntime.o "$build"/GatewaySimulator.o "$build"/FuzzHarness.o \
+        -lssl -lcrypto -lnghttp2 -lm -o "$binary"
 fi
 
 corpus=$build/corpus/$target
@@ -48,6 +56,7 @@ case "$target" in
     feedback-decoder) seeds=(Fixtures/feedback/*.bin) ;;
     jsonl) seeds=(Fixtures/jsonl/*.jsonl) ;;
     pkcs12) seeds=(Fixtures/certs/*.p12 Fixtures/certs/*.cer Fixtures/certs/*.pem) ;;
+    provider-server) seeds=() ;;
 esac
 for seed in "${seeds[@]}"; do [ -f "$seed" ] && cp -n "$seed" "$corpus/" || true; done
 if [ -d "Fixtures/fuzz/$target" ]; then cp -n Fixtures/fuzz/"$target"/* "$corpus/" 2>/dev/null || true; fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Python tools that the tests use as independent judges of our JWTs (PyJWT with the
-# cryptography backend) into .build/test-tools/venv, at pinned versions.
+# Installs the Python tools that the tests use as independent judges into .build/test-tools/venv, at
+# pinned versions: PyJWT with the cryptography backend (our JWTs), aioapns with h2 and pyOpenSSL (an
+# HTTP/2 APNs client, against serve --http2).
 #
 # Idempotent and silent when already installed; parallel callers (several test processes) wait on
 # a lock instead of racing. On failure: one line on stderr, exit 1 (the tests then fail with it).
@@ -9,7 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-requirements=(PyJWT[crypto]==2.15.1 cryptography==50.0.2 cffi==2.1.1 pycparser==3.12)
+requirements=(
+    PyJWT[crypto]==2.15.1 cryptography==50.0.2 cffi==2.1.1 pycparser==3.12
+    aioapns==4.0 h2==4.4.1 hpack==4.2.0 hyperframe==6.1.0 pyOpenSSL==26.4.0 typing-extensions==4.16.0
+)
 tools=.build/test-tools
 venv=$tools/venv
 stamp=$venv/installed-requirements.txt
@@ -40,8 +44,8 @@ if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-
     rm -rf "$venv"
     fail "pip could not install ${requirements[*]} (is PyPI reachable?): $(tail -n 1 "$log")"
 fi
-if ! "$venv/bin/python" -c 'import jwt, cryptography' >>"$log" 2>&1; then
+if ! "$venv/bin/python" -c 'import jwt, cryptography, aioapns, h2, OpenSSL' >>"$log" 2>&1; then
     rm -rf "$venv"
-    fail "PyJWT installed but does not import: $(tail -n 1 "$log")"
+    fail "PyJWT, aioapns, h2 or pyOpenSSL installed but does not import: $(tail -n 1 "$log")"
 fi
 printf '%s\n' "$wanted" >"$stamp"

@@ -3,12 +3,13 @@
 //     swift build -c release && swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N]
 //         [--only TEXT] [suite ...]
 //
-// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli, cli-floor (default:
-// all). Each suite runs N times (default 3) and the median run by rate is reported, with the range;
-// cli-floor alternates its two programs N times (default 5) in one run and reports medians. Every
-// figure is measured on this machine at run time; nothing is hard-coded. --only runs just the
-// end-to-end cases whose name contains TEXT (for profiling one of them). See BENCHMARKS.md for
-// results and method.
+// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli, cli-floor,
+// http2-serve (default: all; http2-serve needs h2load and nghttpd, Debian's nghttp2-client and
+// nghttp2-server). Each suite runs N times (default 3) and the median run by rate is reported, with
+// the range; cli-floor alternates its two programs N times (default 5) in one run and reports
+// medians. Every figure is measured on this machine at run time; nothing is hard-coded. --only runs
+// just the end-to-end cases whose name contains TEXT (for profiling one of them). See BENCHMARKS.md
+// for results and method.
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -35,7 +36,10 @@ let onlyCases: String? = arguments.firstIndex(of: "--only").flatMap {
     $0 + 1 < arguments.count ? arguments[$0 + 1] : nil
 }
 if suites.isEmpty {
-    suites = ["encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "cli-floor"]
+    suites = [
+        "encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "cli-floor",
+        "http2-serve",
+    ]
 }
 
 /// Results by name, in first-seen order (filled from whatever executor a suite runs on).
@@ -80,6 +84,12 @@ var reported = 0
 }
 var results: [BenchmarkResult] = []
 for suite in suites {
+    if suite == "http2-serve" {
+        // Its own median: ours and nghttpd alternate in each run, so both see the same machine.
+        await HTTP2ServeBenchmarks.run(quick: quick, runs: runs, report: record)
+        reportMedians()
+        continue
+    }
     // cli-floor alternates its two programs itself, in one run.
     for _ in 0..<(suite == "cli-floor" ? 1 : runs) {
         switch suite {

@@ -13,6 +13,7 @@ public enum FuzzTargets {
         "error-response": errorResponse,
         "jsonl": jsonLines,
         "pkcs12": pkcs12,
+        "provider-server": providerServer,
     ]
 
     // MARK: - frame-decoder

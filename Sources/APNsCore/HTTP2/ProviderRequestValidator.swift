@@ -65,8 +65,13 @@ package enum ProviderRequestValidator {
     package static let maximumCollapseIDCount = 64
 
     /// Applies the rules above in order.
+    ///
+    /// - Parameter keepingAuthorizationToken: whether an accepted request carries its bearer token
+    ///   (``ProviderRequest/authorizationToken``); a server that does not keep it saves a `String`
+    ///   per request.
     package static func validate(
-        _ head: ProviderRequestHead, body: [UInt8], authorization: ProviderAuthorization
+        _ head: ProviderRequestHead, body: [UInt8], authorization: ProviderAuthorization,
+        keepingAuthorizationToken: Bool = true
     ) -> Outcome {
         let apnsID = head.withValue(.apnsID) { $0.flatMap(APNsID.init(utf8:)) }
         func reject(_ reason: ProviderReason) -> Outcome {
@@ -95,7 +100,7 @@ package enum ProviderRequestValidator {
             return reject(reason)
         case .token(.accepted(let topics)):
             allowedTopics = topics
-            bearer = head.bearerToken
+            if keepingAuthorizationToken { bearer = head.bearerToken }
         }
 
         // 7-9: the topic.

@@ -2,7 +2,7 @@
 ///
 /// The connection shell asks ``nextAction(now:)`` what to do, does it (connect, take work from
 /// the pool's shared queue, sign a token, submit a request, reset a stream, ping, close), and
-/// reports what happened (``connected(now:)``, ``submitted(_:stream:now:)``,
+/// reports what happened (``connected(now:serverStreamLimit:)``, ``submitted(_:stream:now:)``,
 /// ``received(_:on:now:)``, ``streamClosed(_:errorCode:now:)``, ``receivedGoaway(_:now:)``,
 /// ``connectionLost(_:now:)``, ...). Time is a `Duration` since any fixed origin, passed in by the
 /// shell, so tests move through an hour in microseconds. Requests to retry go back to the shared
@@ -83,7 +83,7 @@ public struct ProviderConnectionMachine: Sendable {
 
     /// What the shell should do next.
     public enum Action: Hashable, Sendable {
-        /// Open a connection after waiting `delay`; report ``connected(now:)`` or
+        /// Open a connection after waiting `delay`; report ``connected(now:serverStreamLimit:)`` or
         /// ``connectFailed(_:now:)``.
         case connect(delay: Duration)
         /// Take up to `maximum` notifications from the shared queue; report ``took(_:now:)``,

@@ -50,7 +50,9 @@ extension HTTP2Session {
     }
 
     private static let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
-        guard let session = session(userData), let frame, let delegate = session.activeDelegate else { return 0 }
+        guard let session = session(userData) else { return 0 }
+        session.receivedFrameCount &+= 1
+        guard let frame, let delegate = session.activeDelegate else { return 0 }
         let header = frame.pointee.hd
         let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         let isAck = header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0

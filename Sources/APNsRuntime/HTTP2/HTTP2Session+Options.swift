@@ -29,6 +29,10 @@ extension HTTP2Session {
         package var maximumHeaderListSize: Int = 16 * 1024
         /// SETTINGS_INITIAL_WINDOW_SIZE we advertise; nil keeps HTTP/2's 65 535 bytes.
         package var initialWindowSize: UInt32?
+        /// The connection's receive window (all streams together), raised from HTTP/2's 65 535
+        /// bytes with a WINDOW_UPDATE right after the first SETTINGS; nil keeps 65 535. A server
+        /// with many concurrent small requests (APNs: up to 1000 bodies of a few KiB) wants more.
+        package var connectionWindowSize: Int32?
         /// How many output bytes the session stages by itself (answers serialised while
         /// ``HTTP2Session/receive(_:)`` runs, kept until the next ``HTTP2Session/send(into:)``), and
         /// roughly how many one ``HTTP2Session/send(into:)`` appends (frames are not split).

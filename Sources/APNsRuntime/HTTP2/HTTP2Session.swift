@@ -57,7 +57,11 @@ package final class HTTP2Session {
     private weak var delegate: (any HTTP2SessionDelegate)?
     /// The delegate, held strongly while a receive or send runs (one weak load per call, not per
     /// callback).
-    var activeDelegate: (any HTTP2SessionDelegate)?
+    private var runningDelegate: (any HTTP2SessionDelegate)?
+    /// The same delegate for the callbacks, without a retain and release around each of them: the
+    /// delegate is weakly referenced, so its reference count lives in a side table and every
+    /// retain would take the slow path. Safe: set only while ``runningDelegate`` keeps it alive.
+    unowned(unsafe) var activeDelegate: (any HTTP2SessionDelegate)?
 
     /// Bodies by slot; the slot number + 1 travels as the data source and stream user data.
     var bodies: [OutboundBody] = []
@@ -78,6 +82,9 @@ package final class HTTP2Session {
     var localGoaways: [(UInt32, [UInt8])] = []
     /// The last lib error nghttp2 reported through a callback, for wording a failure.
     var lastLibraryError: (code: Int32, message: String?)?
+    /// Frames received whole so far, of every type (a server tells a peer that trickles a frame
+    /// from one that sends nothing by it).
+    package internal(set) var receivedFrameCount = 0
     /// Set when nghttp2 itself ended the connection (its GOAWAY went out).
     package private(set) var connectionError: LegacyAPNsError?
     /// Set when nghttp2 cannot continue at all.
@@ -132,6 +139,14 @@ package final class HTTP2Session {
         nameValues = .allocate(capacity: nameValueCapacity)
         nghttp2_session_set_user_data(pointer, Unmanaged.passUnretained(self).toOpaque())
         try submitSettings(options.initialSettings(for: role))
+        if let window = options.connectionWindowSize {
+            let result = nghttp2_session_set_local_window_size(pointer, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, window)
+            guard result == 0 else {
+                throw LegacyAPNsError(
+                    .invalidValue,
+                    "connection window size \(window) is not possible: \(String(cString: nghttp2_strerror(result)))")
+            }
+        }
     }
 
     deinit {
@@ -223,11 +238,13 @@ package final class HTTP2Session {
     private func beginRun() throws {
         precondition(!isRunning, "HTTP2Session.receive or send called from one of the session's own delegate calls")
         isRunning = true
-        activeDelegate = delegate
+        runningDelegate = delegate
+        activeDelegate = runningDelegate
     }
 
     private func endRun() {
         activeDelegate = nil
+        runningDelegate = nil
         isRunning = false
     }
 

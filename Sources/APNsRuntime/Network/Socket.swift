@@ -138,3 +138,14 @@ package final class Socket {
         }
     }
 }
+
+extension Socket {
+    /// Closes with a TCP reset instead of a FIN (SO_LINGER 0): the peer's next read fails with
+    /// ECONNRESET and whatever it had not read is lost, as when a server crashes mid-flight.
+    package func abort() {
+        guard descriptor >= 0 else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close()
+    }
+}

@@ -34,6 +34,19 @@ package final class WakeSignal: @unchecked Sendable {
         _ = write(writeDescriptor, &byte, 1)
     }
 
+    /// Waits (on this thread) until signalled or `timeout` seconds pass; true when signalled.
+    /// Clears the signal.
+    package func wait(timeout: Double) -> Bool {
+        var descriptor = pollfd(fd: readDescriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(Swift.max(0, Swift.min(timeout * 1000, 86_400_000)).rounded(.up))
+        while true {
+            let result = poll(&descriptor, 1, milliseconds)
+            if result < 0, errno == EINTR { continue }
+            if result > 0 { clear() }
+            return result > 0
+        }
+    }
+
     /// Clears pending signals (the waiter, after waking).
     package func clear() {
         var scratch = [UInt8](repeating: 0, count: 64)

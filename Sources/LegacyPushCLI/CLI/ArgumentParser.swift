@@ -45,6 +45,13 @@ enum ArgumentParser {
             index += 1
         }
 
+        // A variant chosen by its flag (`serve --http2`) parses the rest with its own table.
+        let options = arguments[index...].prefix { $0 != "--" }
+        if let variant = command.variants.first(where: { options.contains("--" + $0.flag) }) {
+            command = variant.spec
+            path += " --" + variant.flag
+        }
+
         var parsed = ParsedArguments(commandPath: path)
         var optionsEnded = false
         while index < arguments.count {

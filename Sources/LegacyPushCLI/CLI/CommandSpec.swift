@@ -17,6 +17,16 @@ struct CommandSpec: Sendable {
     var examples: [String] = []
     /// Environment variables the command reads, with what they do (shown under ENVIRONMENT).
     var environment: [(String, String)] = []
+    /// Other commands under the same name, chosen by a flag (`serve --http2`): when the flag is on
+    /// the command line, the variant's table parses it (and renders its help).
+    var variants: [CommandVariant] = []
+}
+
+/// A command that shares its parent's name and is chosen by one of its flags.
+struct CommandVariant: Sendable {
+    /// The flag (without `--`) that selects the variant; the variant's options must declare it.
+    var flag: String
+    var spec: CommandSpec
 }
 
 /// A positional argument.

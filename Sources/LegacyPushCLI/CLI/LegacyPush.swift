@@ -30,7 +30,8 @@ enum LegacyPush {
     /// Every subcommand except `help`.
     static var commands: [CommandSpec] {
         [
-            DemoCommand.spec, SendCommand.spec, ServeCommand.spec, FeedbackCommand.spec, ConvertCommand.spec,
+            DemoCommand.spec, SendCommand.spec, ServeCommand.spec, BridgeCommand.spec, FeedbackCommand.spec,
+            ConvertCommand.spec,
             InspectCommand.spec, FrameCommand.spec,
         ]
     }

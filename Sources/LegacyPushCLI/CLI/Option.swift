@@ -38,6 +38,11 @@ struct Option<Value: Sendable>: Sendable {
         OptionSpec(name: name, kind: .value(valueName), help: help, defaultValue: defaultText, isRequired: isRequired)
     }
 
+    /// The same option with a default (shown in help, used when the option is not given).
+    func defaulting(_ value: Value) -> Option {
+        Option(name, valueName, help: help, default: value, defaultText: nil, required: isRequired, parse: parse)
+    }
+
     /// The same option with other help (a command may explain a shared option in its own words).
     func help(_ text: String) -> Option {
         Option(

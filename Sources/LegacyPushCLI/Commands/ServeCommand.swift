@@ -47,13 +47,16 @@ enum ServeCommand {
                     "tls-max", "1.2|1.3", "Newest TLS version offered (Apple's gateway spoke 1.2).",
                     default: "1.2"),
                 .flag("quiet", "Do not log connections and rejections."),
+                .flag(
+                    "http2", "Simulate Apple's HTTP/2 provider API instead (see 'legacy-push serve --http2 --help')."),
             ],
             run: { arguments, console in try await run(arguments, console: console) },
             examples: [
                 "legacy-push serve",
                 "legacy-push serve --port 0 --record accepted.jsonl --fail-token 0000...0001:8 --shutdown-after 500",
                 "legacy-push serve --cert gateway.pem --key gateway.key --ca-file clients-ca.pem --host 0.0.0.0",
-            ])
+            ],
+            variants: [ServeHTTP2Command.variant])
     }
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {

@@ -25,9 +25,10 @@ import Testing
         "feedback-decoder": files("feedback") + files("fuzz/feedback-decoder"),
         "jsonl": files("jsonl") + files("fuzz/jsonl"),
         "pkcs12": files("certs", suffix: ".p12") + files("certs", suffix: ".cer") + files("fuzz/pkcs12"),
+        "provider-server": files("fuzz/provider-server"),
     ]
 
-    @Test(arguments: ["frame-decoder", "error-response", "feedback-decoder", "jsonl", "pkcs12"])
+    @Test(arguments: ["frame-decoder", "error-response", "feedback-decoder", "jsonl", "pkcs12", "provider-server"])
     func corpusStillPassesThePropertyChecks(_ target: String) throws {
         let inputs = try #require(Self.inputs[target])
         #expect(inputs.count >= 5)

@@ -1,0 +1,157 @@
+/// One notification of one legacy sender, recognisable when the sender sends it again on a new
+/// connection: its identifier and a digest over the sender's certificate and the notification's
+/// content (token, payload, expiry, priority), because senders reuse identifiers.
+public struct BridgeResendKey: Hashable, Sendable {
+    /// The binary identifier.
+    public var identifier: UInt32
+    /// 128 bits of a digest (SHA-256) of the sender's certificate fingerprint and the content.
+    public var digest: UInt128
+
+    /// Creates a key.
+    public init(identifier: UInt32, digest: UInt128) {
+        self.identifier = identifier
+        self.digest = digest
+    }
+}
+
+/// What the bridge remembers about notifications a sender is about to send again.
+///
+/// After an error response naming *x*, a legacy sender resends everything it sent after *x*. The
+/// bridge, being pipelined, may already have delivered some of those upstream; it remembers them
+/// here, so that the resend is acknowledged without a second delivery. Entries are one-shot (a
+/// recall consumes one), bounded in number and age, and keyed by content, not only identifier.
+/// A notification whose upstream verdict is still outstanding when the sender resends it is
+/// *pending*: the resend waits for that verdict instead of going upstream a second time.
+///
+/// Pure and single-threaded; the bridge guards one instance with a lock.
+public struct BridgeResendMemory: Sendable {
+    /// Bounds.
+    public struct Configuration: Hashable, Sendable {
+        /// Settled entries kept at most (the oldest go first). Pending ones are not counted: they
+        /// are bounded by the notifications in flight.
+        public var capacity = 100_000
+        /// Settled entries older than this are forgotten (senders resend within seconds).
+        public var lifetime: Duration = .seconds(600)
+
+        /// The defaults above.
+        public init() {}
+    }
+
+    /// What the memory says about a notification sent again.
+    public enum Recall: Hashable, Sendable {
+        /// Nothing known: send it upstream.
+        case unknown
+        /// Its earlier copy already has this verdict (accepted, unregistered or rejected): answer
+        /// with it, without going upstream.
+        case settled(BridgeVerdict)
+        /// Its earlier copy is still upstream: the caller waits for ``resolve(_:verdict:now:)`` to
+        /// name it among the waiters.
+        case pending
+    }
+
+    /// What to do with the waiters of a pending entry once the earlier copy has its verdict.
+    public struct Resolution: Hashable, Sendable {
+        /// The waiters (the tags they registered with).
+        public var waiters: [UInt64]
+        /// The verdict for them, or nil when the earlier copy got none: they go upstream themselves.
+        public var verdict: BridgeVerdict?
+
+        /// Creates a resolution.
+        public init(waiters: [UInt64], verdict: BridgeVerdict?) {
+            self.waiters = waiters
+            self.verdict = verdict
+        }
+    }
+
+    private enum Entry: Hashable, Sendable {
+        case settled(BridgeVerdict, stamp: UInt64)
+        case pending(waiters: [UInt64])
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    private var entries: [BridgeResendKey: Entry] = [:]
+    /// Settled entries in the order they were stored (with their stamp, so an entry recalled and
+    /// stored again is not evicted by its old place in line).
+    private var order = Ring<(key: BridgeResendKey, stamp: UInt64, at: Duration)>(capacity: 64)
+    private var nextStamp: UInt64 = 1
+    /// Recalls answered from memory so far.
+    public private(set) var hits = 0
+
+    /// An empty memory.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Entries held (settled and pending).
+    public var count: Int { entries.count }
+
+    /// Remembers the verdict of a notification the sender will send again. Verdicts that are not
+    /// worth remembering (``BridgeVerdict/unavailable(reason:)``: nothing was decided) are not.
+    public mutating func remember(_ key: BridgeResendKey, verdict: BridgeVerdict, now: Duration) {
+        if case .unavailable = verdict { return }
+        store(key, verdict: verdict, now: now)
+    }
+
+    /// Remembers that a notification the sender will send again is still waiting for its verdict.
+    public mutating func rememberPending(_ key: BridgeResendKey) {
+        if case .pending = entries[key] { return }
+        entries[key] = .pending(waiters: [])
+    }
+
+    /// A sender sent `key` again. Settled entries are consumed; for a pending one, `waiter` is
+    /// registered to be named in the ``Resolution``.
+    public mutating func recall(_ key: BridgeResendKey, waiter: UInt64, now: Duration) -> Recall {
+        evict(now: now)
+        switch entries[key] {
+        case nil:
+            return .unknown
+        case .settled(let verdict, _)?:
+            entries[key] = nil
+            hits += 1
+            return .settled(verdict)
+        case .pending(var waiters)?:
+            waiters.append(waiter)
+            entries[key] = .pending(waiters: waiters)
+            hits += 1
+            return .pending
+        }
+    }
+
+    /// The earlier copy of a pending notification got `verdict`. Waiters get it (and the entry is
+    /// used up); with no waiters yet, it is remembered for a later resend. When the verdict
+    /// decides nothing (unavailable), the entry goes, and waiters are told to send it themselves.
+    public mutating func resolve(_ key: BridgeResendKey, verdict: BridgeVerdict, now: Duration) -> Resolution {
+        guard case .pending(let waiters)? = entries[key] else { return Resolution(waiters: [], verdict: nil) }
+        if case .unavailable = verdict {
+            entries[key] = nil
+            return Resolution(waiters: waiters, verdict: nil)
+        }
+        if waiters.isEmpty {
+            store(key, verdict: verdict, now: now)
+        } else {
+            entries[key] = nil
+        }
+        return Resolution(waiters: waiters, verdict: verdict)
+    }
+
+    private mutating func store(_ key: BridgeResendKey, verdict: BridgeVerdict, now: Duration) {
+        let stamp = nextStamp
+        nextStamp += 1
+        entries[key] = .settled(verdict, stamp: stamp)
+        order.append((key, stamp, now))
+        evict(now: now)
+    }
+
+    /// Drops settled entries beyond the capacity or older than the lifetime.
+    private mutating func evict(now: Duration) {
+        while let oldest = order.first {
+            let settledCount = order.count
+            guard settledCount > configuration.capacity || now - oldest.at >= configuration.lifetime else { return }
+            _ = order.removeFirst()
+            if case .settled(_, let stamp)? = entries[oldest.key], stamp == oldest.stamp {
+                entries[oldest.key] = nil
+            }
+        }
+    }
+}

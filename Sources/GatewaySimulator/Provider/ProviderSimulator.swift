@@ -1,0 +1,191 @@
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
+import Synchronization
+
+/// A faithful local stand-in for Apple's HTTP/2 provider API (`api.push.apple.com`), for testing
+/// any HTTP/2 sender: curl, aioapns, Pushy, APNSwift, our own.
+///
+/// - TLS 1.2 or later with ALPN `h2` (a client offering no ALPN is served HTTP/2 too, as by APNs;
+///   one offering only other protocols is refused with the `no_application_protocol` alert).
+/// - **Certificate authentication** when the client presents a certificate chaining to
+///   ``Configuration/clientTrust``: it may push to its subject UID and the topics of Apple's
+///   extension 1.2.840.113635.100.6.3.6. A certificate for the other environment gets 403 and
+///   GOAWAY `{"reason":"BadCertificateEnvironment"}` on its first request (a universal
+///   certificate suits both; one without environment markers gets 403 BadCertificate).
+/// - **Token authentication** when it presents none: every request needs a provider token of one
+///   of ``Configuration/authKeys`` (the rules below), the stream limit is 1
+///   until the first valid token and ``Configuration/maximumConcurrentStreams`` after it, topics
+///   are limited by ``Configuration/teamTopics`` when the team has an entry.
+/// - Apple's request rules in a documented order (APNsCore's `ProviderRequestValidator`), every status
+///   and reason of Apple's table reachable (by validation, or on demand through
+///   ``ProviderFaults``), `apns-id` echoed or made up, `apns-unique-id` in development.
+/// - Streams over the limit: nghttp2 refuses them with RST_STREAM REFUSED_STREAM while the client
+///   has not yet acknowledged the limit, and ends the connection with GOAWAY PROTOCOL_ERROR when a
+///   client exceeds a limit it acknowledged (a persistent violator, as APNs' GOAWAY "Maximum active
+///   streams violated for this endpoint." ends it).
+/// - Accepted requests go to a ``ProviderRecorder`` in batches (within
+///   ``Configuration/recordingInterval``, and when a connection closes); counters in
+///   ``statistics``; typed ``ProviderSimulatorEvent``s to ``Configuration/events``.
+/// - Hostile clients (stream floods, oversized headers, never reading, trickling) are cut off
+///   within ``Limits``, on their own thread, with bounded memory; everyone else is served.
+///
+/// **Token rules**, checked in this order on every request of a token connection (the same token
+/// again costs a byte comparison; a signature is verified once per token per connection):
+///
+/// | check | answer |
+/// |---|---|
+/// | no `authorization`, or `bearer` without a token | 403 MissingProviderToken |
+/// | not a well-formed ES256 provider token, a `kid` of no configured key, an `iss` not the key's team, a bad signature | 403 InvalidProviderToken |
+/// | another key than the connection's first valid token | 403 UnrelatedKeyIdInToken |
+/// | a key limited to the other environment (``AuthKey/environment``) | 403 BadEnvironmentKeyIdInToken |
+/// | `iat` more than an hour before the ``Configuration/clock`` | 403 ExpiredProviderToken |
+/// | `iat` more than a minute after it (a sender clock ahead) | 403 InvalidProviderToken |
+/// | a new valid token less than 20 minutes after the connection's current one was accepted | 429 TooManyProviderTokenUpdates (the current token stays in force) |
+///
+/// Topics with token auth: those of ``Configuration/teamTopics`` for the token's team (each bundle
+/// id with its push-type suffixes), or any topic when the team has no entry.
+///
+/// ```swift
+/// var configuration = ProviderSimulator.Configuration(identity: serverIdentity, clientTrust: [ca])
+/// configuration.authKeys = [.init(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", publicKey: key.publicKey)]
+/// let simulator = try ProviderSimulator(configuration: configuration)
+/// try await simulator.withRunning { endpoint in
+///     // ... point an HTTP/2 sender at endpoint (https://127.0.0.1:<port>) ...
+/// }
+/// print(simulator.statistics.summary)
+/// ```
+public final class ProviderSimulator: Sendable {
+    struct State {
+        var listener: Listener?
+        var activeThreads = 0
+        var activeConnections = 0
+        var nextConnection = 0
+    }
+
+    /// The configuration it was made with.
+    public let configuration: Configuration
+    let policy: ProviderPolicy
+    let context: TLSContext
+    private let state = Mutex(State())
+    private let threadsDone = ConditionLock()
+
+    /// Prepares the simulator (loads the TLS identity); nothing listens until ``start()``.
+    ///
+    /// - Throws: ``LegacyAPNsError`` when the identity or the trusted CAs cannot be used.
+    public init(configuration: Configuration) throws {
+        self.configuration = configuration
+        context = try TLSContext.server(
+            identity: configuration.identity, clientTrust: configuration.clientTrust,
+            maximum: configuration.maximumTLSVersion, clientCertificates: .optional, applicationProtocols: ["h2"])
+        policy = ProviderPolicy(configuration)
+    }
+
+    deinit { requestStop() }
+
+    /// Binds the port and starts serving; returns the address (the real port when 0 was asked for).
+    ///
+    /// - Throws: ``LegacyAPNsError/Code-swift.struct/connectionFailed`` when the port is taken.
+    @discardableResult
+    public func start() async throws -> Endpoint {
+        let listener = try Listener(host: configuration.host, port: configuration.port)
+        state.withLock { $0.listener = listener }
+        policy.stopping.store(false, ordering: .sequentiallyConsistent)
+        startThread(name: "apns-h2-accept") { self.acceptLoop(listener) }
+        return listener.endpoint
+    }
+
+    /// Stops listening, says GOAWAY `{"reason":"Shutdown"}` on every connection, waits for the
+    /// connection threads (each notices within a tenth of a second and gets a second to say
+    /// goodbye; the wait gives up after ``stopTimeout``), then flushes the recorder. The caller is
+    /// suspended, not blocked, meanwhile.
+    public func stop() async {
+        requestStop()
+        await OSThread.run(name: "apns-h2-stop") { [self] in
+            let deadline = Monotonic.now() + Self.stopTimeout.inSeconds
+            threadsDone.withLock {
+                while state.withLock({ $0.activeThreads }) > 0, Monotonic.now() < deadline {
+                    _ = threadsDone.wait(timeout: 0.05)
+                }
+            }
+            configuration.recorder?.flush()
+        }
+    }
+
+    /// Starts the simulator, runs `body` with its address, and stops it however `body` ends: the
+    /// scoped form of ``start()`` and ``stop()``.
+    public func withRunning<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (Endpoint) async throws -> Result
+    ) async throws -> Result {
+        let endpoint = try await start()
+        do {
+            let result = try await body(endpoint)
+            await stop()
+            return result
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
+    /// The longest ``stop()`` waits for connection threads.
+    public static let stopTimeout = Duration.seconds(5)
+
+    /// Counters so far (see ``Statistics/summary`` for the closing line).
+    public var statistics: Statistics { policy.statistics }
+
+    private func requestStop() {
+        let listener = state.withLock { state in
+            defer { state.listener = nil }
+            return state.listener
+        }
+        policy.stopping.store(true, ordering: .sequentiallyConsistent)
+        listener?.wake()
+    }
+
+    // MARK: - Threads
+
+    private func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.activeThreads += 1 }
+        OSThread.start(name: name) {
+            body()
+            self.state.withLock { $0.activeThreads -= 1 }
+            self.threadsDone.withLock { self.threadsDone.broadcast() }
+        }
+    }
+
+    private func acceptLoop(_ listener: Listener) {
+        while !policy.isStopping {
+            guard let (socket, client) = listener.accept(timeout: 0.5) else { continue }
+            let number: Int? = state.withLock { state in
+                guard state.activeConnections < configuration.limits.maximumConnections else { return nil }
+                state.activeConnections += 1
+                state.nextConnection += 1
+                return state.nextConnection
+            }
+            guard let number else {
+                policy.update { $0.refusedConnections += 1 }
+                policy.emit(.refused(client: client))
+                socket.close()
+                continue
+            }
+            let handOver = ProviderSocketHandOver(socket)
+            let loop = ProviderConnectionLoop(policy: policy, context: context, number: number, client: client)
+            startThread(name: "apns-h2-connection") {
+                loop.run(handOver.take())
+                self.state.withLock { $0.activeConnections -= 1 }
+            }
+        }
+    }
+}
+
+/// Moves a non-Sendable socket into the thread that will own it.
+private final class ProviderSocketHandOver: @unchecked Sendable {
+    // @unchecked: handed over exactly once, from the accept thread to the connection thread.
+    private var socket: Socket?
+    init(_ socket: Socket) { self.socket = socket }
+    func take() -> Socket {
+        defer { socket = nil }
+        return socket!
+    }
+}

@@ -1,0 +1,247 @@
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
+import HTTP2Client
+import Synchronization
+
+/// Lets an unmodified legacy sender deliver through Apple's HTTP/2 provider API: it listens like
+/// the retired binary gateway (port 2195) and feedback service (2196), forwards each notification
+/// over HTTP/2, answers the sender with binary error responses, and serves the tokens HTTP/2
+/// reported unregistered on the feedback port.
+///
+/// ```swift
+/// var upstream = ProviderClient.Configuration(
+///     server: .production, credentials: .token(key, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
+/// var configuration = Bridge.Configuration(
+///     identity: bridgeIdentity, senderCAs: [legacyCA], upstream: upstream, storePath: "bridge.sqlite")
+/// configuration.events = { print($0) }
+/// let bridge = try Bridge(configuration: configuration)
+/// try await bridge.withRunning { endpoints in
+///     // point the old sender at endpoints.gateway and endpoints.feedback ...
+/// }
+/// ```
+///
+/// What the bridge promises a sender, and how (see ``BridgeSenderMachine``):
+/// - the binary protocol as Apple's gateway spoke it: commands 0, 1 and 2 over TLS 1.2 with a
+///   client certificate (chained to ``Configuration/senderCAs`` or pinned by fingerprint, expired
+///   pinned ones included), one error response naming the first bad notification and then the
+///   close, status 10 naming the last delivered one when the trouble is upstream;
+/// - pipelining with a bounded window, and the first failure in sender order answered only after
+///   every notification before it is known delivered; notifications after it that were already
+///   delivered are remembered (by content) and acknowledged without a second delivery when the
+///   sender sends them again;
+/// - 410 is not an error: the token is stored durably (``FeedbackStore``) before the notification
+///   is let go, and served once on the feedback port;
+/// - nothing accepted from a sender disappears: each notification is delivered, rejected to the
+///   sender, or reported as a ``BridgeEvent/notDelivered(connection:identifier:token:reason:)``.
+public final class Bridge: Sendable {
+    /// Everything about the bridge.
+    public struct Configuration: Sendable {
+        /// The certificate and key the bridge shows senders.
+        public var identity: ClientIdentity
+        /// Senders' certificates must chain to one of these (`--client-ca`)...
+        public var senderCAs: [Certificate]
+        /// ...or have one of these SHA-256 fingerprints (`--client-fingerprint`; expired ones pass).
+        public var pinnedFingerprints: [[UInt8]] = []
+        /// The HTTP/2 side: server, credentials (a `.p8` key or a certificate), trust, connections.
+        public var upstream: ProviderClient.Configuration
+        /// The topic of every request (default: each sender's certificate topic).
+        public var topic: String?
+        /// Where 410 tokens are kept until served (created if missing).
+        public var storePath: String
+        /// Address to listen on; 127.0.0.1 unless you mean otherwise.
+        public var host = "127.0.0.1"
+        /// The gateway port (0 picks a free one).
+        public var port: UInt16 = 2195
+        /// The feedback port (0 picks a free one), or nil for none.
+        public var feedbackPort: UInt16? = 2196
+        /// The newest TLS version offered to senders (TLS 1.2, as Apple's gateway; at least 1.2).
+        public var maximumTLSVersion = TLSConfiguration.Version.tls12
+        /// Notifications of one sender connection in flight upstream at most.
+        public var window = 1000
+        /// One notification in flight per sender connection (`--strict-order`), for senders that
+        /// need their notifications delivered in order.
+        public var strictOrder = false
+        /// Sender connections (gateway and feedback together) served at once; more are refused.
+        public var maximumConnections = 256
+        /// Time a sender may take for the TLS handshake.
+        public var handshakeTimeout: Duration = .seconds(10)
+        /// Time a started frame may take to complete (trickling senders are closed).
+        public var frameTimeout: Duration = .seconds(30)
+        /// A sender with nothing in flight that sends nothing for this long is closed.
+        public var idleTimeout: Duration = .seconds(300)
+        /// On stop: time the notifications in flight get to reach their verdicts.
+        public var drainTimeout: Duration = .seconds(10)
+        /// Bounds of the resend memory.
+        public var resendMemory = BridgeResendMemory.Configuration()
+        /// Called for every ``BridgeEvent``, from the bridge's threads.
+        public var events: (@Sendable (BridgeEvent) -> Void)?
+
+        /// Creates a configuration with the documented defaults.
+        public init(
+            identity: ClientIdentity, senderCAs: [Certificate], upstream: ProviderClient.Configuration,
+            storePath: String
+        ) {
+            self.identity = identity
+            self.senderCAs = senderCAs
+            self.upstream = upstream
+            self.storePath = storePath
+        }
+    }
+
+    /// Where the bridge listens.
+    public struct Endpoints: Hashable, Sendable {
+        /// The binary gateway.
+        public var gateway: Endpoint
+        /// The feedback service, if any.
+        public var feedback: Endpoint?
+    }
+
+    /// The configuration the bridge was created with.
+    public var configuration: Configuration { core.configuration }
+    private let core: BridgeCore
+    private let state = Mutex(RunState())
+    private let threadsDone = ConditionLock()
+
+    private struct RunState {
+        var listeners: [Listener] = []
+        var activeThreads = 0
+        var activeConnections = 0
+    }
+
+    /// Opens the store and prepares TLS; nothing listens until ``start()``.
+    ///
+    /// - Throws: ``LegacyAPNsError``: the store is locked, corrupt, unwritable or on a full disk;
+    ///   no sender CA and no pinned fingerprint; TLS cannot be configured.
+    public init(configuration: Configuration) throws {
+        guard !configuration.senderCAs.isEmpty || !configuration.pinnedFingerprints.isEmpty else {
+            throw LegacyAPNsError(
+                .missingCredentials,
+                "the bridge needs a CA for senders' certificates (--client-ca) or pinned fingerprints "
+                    + "(--client-fingerprint): it never accepts any certificate")
+        }
+        if configuration.upstream.credentials.usesTokens, configuration.topic == nil {
+            // Fine: each sender's certificate names its topic. Checked per sender.
+        }
+        let store = try FeedbackStore(path: configuration.storePath)
+        self.core = try BridgeCore(configuration: configuration, store: store)
+    }
+
+    /// Statistics so far.
+    public var statistics: BridgeStatistics { core.statistics.withLock { $0 } }
+
+    /// Tuples waiting in the store for the feedback service.
+    public func storedFeedbackCount() async -> Int {
+        let core = self.core
+        return await OSThread.run(name: "apns-bridge-count") { core.store.count() }
+    }
+
+    /// Starts listening; returns the endpoints (free ports when 0 was asked).
+    public func start() async throws -> Endpoints {
+        let gateway = try Listener(host: configuration.host, port: configuration.port)
+        let feedback = try configuration.feedbackPort.map { try Listener(host: configuration.host, port: $0) }
+        state.withLock { $0.listeners = [gateway] + (feedback.map { [$0] } ?? []) }
+        startThread { self.acceptLoop(gateway, isFeedback: false) }
+        if let feedback { startThread { self.acceptLoop(feedback, isFeedback: true) } }
+        return Endpoints(gateway: gateway.endpoint, feedback: feedback?.endpoint)
+    }
+
+    /// Stops: no new senders; each connected sender's notifications in flight get up to
+    /// ``Configuration/drainTimeout`` to reach their verdicts, then the sender gets status 10
+    /// naming the last one delivered (as Apple's gateway before maintenance); the upstream
+    /// finishes; the store commits what it holds. Suspends (never blocks) the caller.
+    public func stop() async {
+        core.stopping.store(true, ordering: .relaxed)
+        let listeners = state.withLock { $0.listeners }
+        for listener in listeners { listener.wake() }
+        for session in core.allSessions { session.poke() }
+        let drain = configuration.drainTimeout.inSeconds
+        await OSThread.run(name: "apns-bridge-stop") { [self] in
+            let deadline = Monotonic.now() + drain + 5
+            threadsDone.withLock {
+                while state.withLock({ $0.activeThreads }) > 0, Monotonic.now() < deadline {
+                    _ = threadsDone.wait(timeout: 0.05)
+                }
+            }
+        }
+        // The last verdicts, bounded: what does not come in time is stopped (and reported).
+        let upstream = core.upstream
+        let timer = Task {
+            try await Task.sleep(for: .seconds(drain))
+            upstream.stop(LegacyAPNsError(.cancelled, "the bridge stopped"))
+        }
+        await upstream.finish()
+        timer.cancel()
+        let store = core.store
+        await OSThread.run(name: "apns-bridge-store-stop") { store?.stop() }
+    }
+
+    /// Starts, runs `body` with the endpoints, and stops however `body` ends.
+    public func withRunning<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (Endpoints) async throws -> Result
+    ) async throws -> Result {
+        let endpoints = try await start()
+        do {
+            let result = try await body(endpoints)
+            await stop()
+            return result
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
+    // MARK: - Threads
+
+    private func startThread(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.activeThreads += 1 }
+        OSThread.start(name: "apns-bridge") {
+            body()
+            self.state.withLock { $0.activeThreads -= 1 }
+            self.threadsDone.withLock { self.threadsDone.broadcast() }
+        }
+    }
+
+    private func acceptLoop(_ listener: Listener, isFeedback: Bool) {
+        let core = self.core
+        while !core.isStopping {
+            guard let (socket, client) = listener.accept(timeout: 0.5) else { continue }
+            let admitted: Bool = state.withLock { state in
+                guard state.activeConnections < configuration.maximumConnections else { return false }
+                state.activeConnections += 1
+                return true
+            }
+            guard admitted else {
+                core.count { $0.refusedConnections += 1 }
+                core.emit(
+                    .senderRefused(
+                        client: client, reason: "\(configuration.maximumConnections) connections are being served"))
+                socket.close()
+                continue
+            }
+            let box = SocketBox(socket)
+            startThread {
+                if isFeedback {
+                    BridgeFeedbackSession(core: core, client: client).run(box.take())
+                } else {
+                    let session = core.register { id, connection in
+                        SenderSession(id: id, connection: connection, client: client, core: core)
+                    }
+                    session.run(box.take())
+                }
+                self.state.withLock { $0.activeConnections -= 1 }
+            }
+        }
+    }
+}
+
+/// Moves a non-Sendable socket into the thread that will own it.
+private final class SocketBox: @unchecked Sendable {
+    // @unchecked: handed over exactly once, from the accept thread to the connection thread.
+    private var socket: Socket?
+    init(_ socket: Socket) { self.socket = socket }
+    func take() -> Socket {
+        defer { socket = nil }
+        return socket!
+    }
+}

@@ -1,0 +1,198 @@
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
+import HTTP2Client
+import Synchronization
+
+/// What every thread of a running bridge shares: the configuration, the upstream, the resend
+/// memory, the store, the sender sessions by id, the counts, and the event handler. It routes
+/// each upstream verdict (an event carrying the tag the session submitted with) back to its
+/// session.
+final class BridgeCore: Sendable {
+    let configuration: Bridge.Configuration
+    let translation: BridgeTranslation
+    let senderContext: TLSContext
+    let upstream: BridgeUpstream
+    let memory: Mutex<BridgeResendMemory>
+    let statistics = Mutex(BridgeStatistics())
+    let stopping = Atomic<Bool>(false)
+    private let sessions = Mutex<[UInt32: SenderSession]>([:])
+    private let nextSession = Atomic<UInt32>(0)
+    private let nextConnection = Atomic<UInt64>(0)
+    // Set once in `init` (the store's callback needs `self`); read-only afterwards.
+    nonisolated(unsafe) private(set) var store: BridgeStore!
+
+    init(configuration: Bridge.Configuration, store: FeedbackStore) throws {
+        self.configuration = configuration
+        var pins = Set<[UInt8]>()
+        for fingerprint in configuration.pinnedFingerprints { pins.insert(fingerprint) }
+        self.senderContext = try TLSContext.server(
+            identity: configuration.identity, clientTrust: configuration.senderCAs,
+            maximum: configuration.maximumTLSVersion,
+            clientCertificates: pins.isEmpty ? .required : .requiredOrPinned(pins))
+        var upstreamConfiguration = configuration.upstream
+        upstreamConfiguration.delivery.keepsVerdictLists = false
+        let usesTokens = upstreamConfiguration.credentials.usesTokens
+        self.translation = BridgeTranslation(
+            fixedTopic: configuration.topic, usesTokens: usesTokens, run: UInt64.random(in: 0...UInt64.max))
+        self.memory = Mutex(BridgeResendMemory(configuration: configuration.resendMemory))
+        // The client's event handler needs the core; the core is complete before any event fires
+        // (nothing connects until the first submission).
+        let router = EventRouter()
+        let client = try ProviderClient(configuration: upstreamConfiguration) { event in router.core?.route(event) }
+        self.upstream = BridgeUpstream(client: client)
+        router.core = self
+        self.store = BridgeStore(store: store) { batch, failure in
+            router.core?.stored(batch, failure: failure)
+        }
+    }
+
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    func emit(_ event: BridgeEvent) {
+        configuration.events?(event)
+    }
+
+    func count(_ change: (inout BridgeStatistics) -> Void) {
+        statistics.withLock { change(&$0) }
+    }
+
+    // MARK: - Sessions
+
+    /// Registers a new session; returns its id (the high half of its tags) and its connection number.
+    func register(_ make: (UInt32, UInt64) -> SenderSession) -> SenderSession {
+        let connection = nextConnection.add(1, ordering: .relaxed).newValue
+        return sessions.withLock { sessions in
+            var id = nextSession.add(1, ordering: .relaxed).newValue
+            while sessions[id] != nil || id == 0 { id = nextSession.add(1, ordering: .relaxed).newValue }
+            let session = make(id, connection)
+            sessions[id] = session
+            return session
+        }
+    }
+
+    func unregister(_ id: UInt32) {
+        _ = sessions.withLock { $0.removeValue(forKey: id) }
+    }
+
+    func session(tag: UInt64) -> SenderSession? {
+        sessions.withLock { $0[UInt32(truncatingIfNeeded: tag >> 32)] }
+    }
+
+    var allSessions: [SenderSession] { sessions.withLock { Array($0.values) } }
+
+    // MARK: - Verdicts
+
+    /// An upstream event: verdicts go to their sessions, the rest to the event handler.
+    func route(_ event: ProviderEvent) {
+        switch event {
+        case .accepted(_, let acceptance):
+            count { $0.accepted += 1 }
+            session(tag: acceptance.tag)?.settle(tag: acceptance.tag, verdict: .accepted)
+        case .rejected(_, let rejection):
+            let verdict = BridgeVerdict(rejection: rejection)
+            guard let session = session(tag: rejection.tag) else { return }
+            switch verdict {
+            case .unregistered(let seconds):
+                // Let go only once it is on disk (``stored(_:failure:)``).
+                store.add(
+                    BridgeStore.Addition(
+                        topic: session.topic ?? "", record: FeedbackRecord(timestamp: seconds, token: rejection.token),
+                        tag: rejection.tag))
+                return
+            case .rejected(let status, let reason):
+                count { $0.rejected += 1 }
+                emit(
+                    .rejected(
+                        connection: session.connection, identifier: rejection.identifier ?? 0, token: rejection.token,
+                        status: status, reason: reason))
+            case .unavailable:
+                count { $0.unavailable += 1 }
+            case .accepted:
+                break
+            }
+            session.settle(tag: rejection.tag, verdict: verdict)
+        case .unconfirmed(_, let unconfirmed):
+            count {
+                $0.unavailable += 1
+                if unconfirmed.mayHaveBeenDelivered { $0.possibleDuplicates += 1 }
+            }
+            guard let session = session(tag: unconfirmed.tag) else { return }
+            if unconfirmed.mayHaveBeenDelivered {
+                // The sender hears status 10 and sends it again: it may arrive twice.
+                emit(
+                    .possibleDuplicate(
+                        connection: session.connection, identifier: unconfirmed.request.identifier ?? 0,
+                        token: unconfirmed.request.deviceToken))
+            }
+            session.settle(tag: unconfirmed.tag, verdict: .unavailable(reason: "upstream: \(unconfirmed.why)"))
+        case .sent, .retrying:
+            break
+        case .connected:
+            upstream.noteProgress()
+            emit(.upstream(event))
+        default:
+            emit(.upstream(event))
+        }
+    }
+
+    /// The store thread committed (or failed to commit) 410 tuples.
+    private func stored(_ batch: [BridgeStore.Addition], failure: LegacyAPNsError?) {
+        if let failure {
+            emit(.storeFailed(reason: failure.reason))
+            count { $0.unavailable += batch.count }
+        } else {
+            count { $0.unregistered += batch.count }
+        }
+        for addition in batch {
+            if failure == nil {
+                emit(
+                    .unregistered(
+                        topic: addition.topic, token: addition.record.token, seconds: addition.record.timestamp))
+            }
+            let verdict: BridgeVerdict =
+                failure.map { .unavailable(reason: "the 410 could not be stored: \($0.reason)") }
+                ?? .unregistered(seconds: addition.record.timestamp)
+            session(tag: addition.tag)?.settle(tag: addition.tag, verdict: verdict)
+        }
+    }
+
+    /// What a verdict means for the resend memory or the reports, once the sender no longer hears of it.
+    func handle(_ aftermath: BridgeSenderMachine.Aftermath, connection: UInt64) {
+        switch aftermath {
+        case .none:
+            return
+        case .resolve(let key, let verdict):
+            let resolution = memory.withLock {
+                $0.resolve(key, verdict: verdict, now: Duration.seconds(Monotonic.now()))
+            }
+            for waiter in resolution.waiters {
+                guard let session = session(tag: waiter) else { continue }
+                if let verdict = resolution.verdict {
+                    if verdict.isSuccess { count { $0.acknowledgedResends += 1 } }
+                    session.settle(tag: waiter, verdict: verdict, fromMemory: true)
+                } else {
+                    session.forwardHeld(tag: waiter)
+                }
+            }
+        case .unreported(let item, let verdict):
+            let reason: String
+            switch verdict {
+            case .rejected(let status, let why): reason = "\(why) (status \(status.rawValue))"
+            case .unavailable(let why): reason = why
+            case .accepted, .unregistered: return
+            }
+            count { $0.notDelivered += 1 }
+            emit(
+                .notDelivered(
+                    connection: connection, identifier: item.identifier, token: item.token,
+                    reason: "\(reason); the sender had disconnected"))
+        }
+    }
+}
+
+/// Lets the client's event handler reach the core created after it.
+private final class EventRouter: @unchecked Sendable {
+    // @unchecked: written once in BridgeCore.init before any event can fire, then only read.
+    weak var core: BridgeCore?
+}

@@ -1,0 +1,81 @@
+import APNsCore
+import HTTP2Client
+
+/// Something that happened in a ``Bridge``, for logs and `--json`, delivered as it happens from
+/// the bridge's threads (keep the handler quick). `connection` numbers sender connections from 1.
+public enum BridgeEvent: Hashable, Sendable {
+    /// A legacy sender connected (its certificate accepted).
+    case senderConnected(connection: UInt64, client: String, subject: String, topic: String?)
+    /// A client was refused: no acceptable certificate, a broken handshake, too many connections.
+    case senderRefused(client: String, reason: String)
+    /// A sender connection ended; `delivered` counts its notifications delivered (or acknowledged).
+    case senderDisconnected(connection: UInt64, delivered: Int, reason: String)
+    /// The bridge answered a sender with an error response (nil: closed silently, command 0) for
+    /// notification `identifier`, then closed the connection: the sender resends what followed.
+    case answered(
+        connection: UInt64, response: ErrorResponse?, identifier: UInt32?, token: DeviceToken?, reason: String)
+    /// A notification was refused (upstream or by the bridge's own checks); the sender hears of it
+    /// in the error response (``answered(connection:response:identifier:token:reason:)``) if it is
+    /// the first failure on its connection.
+    case rejected(connection: UInt64, identifier: UInt32, token: DeviceToken, status: StatusCode, reason: String)
+    /// HTTP/2 said the token is no longer valid (410): stored for the feedback service.
+    case unregistered(topic: String, token: DeviceToken, seconds: UInt32)
+    /// A resent notification was answered from memory: its earlier copy was already delivered,
+    /// so it was not delivered again.
+    case acknowledgedResend(connection: UInt64, identifier: UInt32)
+    /// A notification whose earlier copy may have been delivered (its answer was lost upstream)
+    /// goes upstream again: a possible duplicate.
+    case possibleDuplicate(connection: UInt64, identifier: UInt32, token: DeviceToken)
+    /// A notification accepted from a sender was not delivered and the sender was never told (it
+    /// disconnected first): the bridge reports it here, the only place it is reported.
+    case notDelivered(connection: UInt64, identifier: UInt32, token: DeviceToken, reason: String)
+    /// The feedback service handed `count` tuples of `topic` to a sender, and forgot them.
+    case feedbackServed(client: String, topic: String, count: Int)
+    /// The durable store failed (the notifications concerned were answered with status 10).
+    case storeFailed(reason: String)
+    /// Something happened upstream (connections, GOAWAY, retries; not per-notification verdicts).
+    case upstream(ProviderEvent)
+}
+
+/// Counts since the bridge started.
+public struct BridgeStatistics: Hashable, Sendable, CustomStringConvertible {
+    /// Sender connections accepted.
+    public var senderConnections = 0
+    /// Sender connections refused (certificate, handshake, limit).
+    public var refusedConnections = 0
+    /// Notifications received from senders (frames decoded).
+    public var received = 0
+    /// Notifications sent upstream (resends answered from memory are not).
+    public var forwarded = 0
+    /// Accepted upstream (200).
+    public var accepted = 0
+    /// Answered 410 upstream and stored for the feedback service.
+    public var unregistered = 0
+    /// Refused (upstream or locally).
+    public var rejected = 0
+    /// Resends acknowledged from memory without a second delivery.
+    public var acknowledgedResends = 0
+    /// Resends whose earlier copy may have been delivered (sent upstream again).
+    public var possibleDuplicates = 0
+    /// Notifications without an upstream verdict (unreachable, stopped).
+    public var unavailable = 0
+    /// Notifications not delivered and reported only by the bridge (the sender left first).
+    public var notDelivered = 0
+    /// Error responses (and silent closes) sent to senders.
+    public var errorResponses = 0
+    /// Frames dropped after a failure on their connection (the sender resends them).
+    public var dropped = 0
+    /// Feedback tuples handed to senders.
+    public var feedbackServed = 0
+
+    /// Zero counts.
+    public init() {}
+
+    /// One line: "1000 received, 999 forwarded: 990 accepted, 5 unregistered, 4 rejected, ...".
+    public var description: String {
+        "\(received) received, \(forwarded) forwarded: \(accepted) accepted, \(unregistered) unregistered, "
+            + "\(rejected) rejected, \(unavailable) unavailable; \(acknowledgedResends) resends acknowledged, "
+            + "\(possibleDuplicates) possible duplicates, \(notDelivered) not delivered, "
+            + "\(errorResponses) error responses, \(feedbackServed) feedback tuples served"
+    }
+}

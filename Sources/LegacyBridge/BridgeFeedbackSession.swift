@@ -1,0 +1,61 @@
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
+
+/// One connection to the bridge's feedback service: the sender's certificate names its topic,
+/// the stored tuples of that topic are written, and only those written completely are forgotten,
+/// as Apple's feedback service handed each tuple out once.
+struct BridgeFeedbackSession {
+    let core: BridgeCore
+    let client: String
+
+    /// Tuples written per connection at most (the rest wait for the next connection).
+    static let maximumTuples = 100_000
+
+    func run(_ socket: Socket) {
+        let configuration = core.configuration
+        let session: TLSSession
+        do {
+            session = try TLSSession.accept(
+                socket, context: core.senderContext, peer: client,
+                timeout: configuration.handshakeTimeout.inSeconds, drainTimeout: 1)
+        } catch {
+            core.count { $0.refusedConnections += 1 }
+            core.emit(.senderRefused(client: client, reason: (error as? LegacyAPNsError)?.reason ?? "\(error)"))
+            return
+        }
+        guard let topic = core.translation.fixedTopic ?? session.peerCertificate?.topic else {
+            session.closeGently(drainTimeout: 0.5)
+            core.emit(.senderRefused(client: client, reason: "its certificate names no topic"))
+            return
+        }
+        let records: [FeedbackRecord]
+        switch core.store.read(topic: topic, limit: Self.maximumTuples) {
+        case .success(let found):
+            records = found
+        case .failure(let error):
+            core.emit(.storeFailed(reason: error.reason))
+            session.closeGently(drainTimeout: 0.5)
+            return
+        }
+        // Written in batches; a batch is forgotten only once every byte of it was written.
+        var served = 0
+        let batchSize = 512
+        var start = 0
+        while start < records.count {
+            let batch = Array(records[start..<Swift.min(records.count, start + batchSize)])
+            var writer = ByteWriter(capacity: batch.count * 38)
+            for record in batch { record.encode(into: &writer) }
+            guard session.writeAll(writer.bytes, timeout: 10) == nil else { break }
+            if let error = core.store.forget(batch, topic: topic) {
+                core.emit(.storeFailed(reason: error.reason))
+                break
+            }
+            served += batch.count
+            start += batchSize
+        }
+        core.count { $0.feedbackServed += served }
+        core.emit(.feedbackServed(client: client, topic: topic, count: served))
+        session.closeGently(drainTimeout: 1)
+    }
+}

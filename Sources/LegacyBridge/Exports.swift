@@ -1,0 +1,3 @@
+@_exported import APNsCore
+@_exported import APNsCredentials
+@_exported import HTTP2Client

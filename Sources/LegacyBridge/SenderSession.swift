@@ -1,0 +1,378 @@
+import APNsCore
+import APNsCredentials
+internal import APNsRuntime
+
+/// One legacy sender connection: a thread that reads its frames, admits them into a
+/// ``BridgeSenderMachine``, sends them upstream with the session's tags, and writes the one answer
+/// the binary protocol allows; verdicts arrive on the upstream threads through ``settle(tag:verdict:fromMemory:)``.
+///
+/// The session outlives its thread: after the answer (or the sender's disconnect) it stays
+/// registered until the last of its notifications has its verdict, which then goes to the resend
+/// memory or the reports.
+final class SenderSession: @unchecked Sendable {
+    // @unchecked: `machine`, `held`, `waitingForVerdicts`, `threadEnded` and `topic` are guarded by
+    // `lock` (topic is written once before the session's first submission); the rest is immutable
+    // or owned by the session thread.
+    let id: UInt32
+    let connection: UInt64
+    let client: String
+    private unowned let core: BridgeCore
+    private let lock = ConditionLock()
+    private var machine: BridgeSenderMachine
+    /// Resends waiting for their earlier copy's verdict (by sequence): sent upstream themselves if
+    /// that copy gets none.
+    private var held: [UInt64: ProviderRequest] = [:]
+    private var waitingForVerdicts = false
+    private var threadEnded = false
+    private(set) var topic: String?
+    private let wake = WakeSignal()
+
+    /// The largest frame payload taken (a VoIP push's HTTP/2 limit); the push type's own limit is
+    /// checked per notification.
+    static let maximumPayloadSize = 5120
+
+    init(id: UInt32, connection: UInt64, client: String, core: BridgeCore) {
+        self.id = id
+        self.connection = connection
+        self.client = client
+        self.core = core
+        var machineConfiguration = BridgeSenderMachine.Configuration()
+        machineConfiguration.window = core.configuration.strictOrder ? 1 : core.configuration.window
+        self.machine = BridgeSenderMachine(configuration: machineConfiguration)
+    }
+
+    private func tag(_ sequence: UInt64) -> UInt64 { (UInt64(id) << 32) | (sequence & 0xFFFF_FFFF) }
+
+    /// Wakes the session thread (the bridge is stopping).
+    func poke() { wake.signal() }
+
+    // MARK: - Verdicts (upstream threads)
+
+    /// The verdict for the notification with `tag`.
+    func settle(tag: UInt64, verdict: BridgeVerdict, fromMemory: Bool = false) {
+        let sequence = tag & 0xFFFF_FFFF
+        let (aftermath, wakeThread, finished): (BridgeSenderMachine.Aftermath, Bool, Bool) = lock.withLock {
+            held[sequence] = nil
+            let aftermath = machine.settle(sequence: sequence, verdict: verdict)
+            var finished = false
+            if threadEnded, case .finished = machine.nextAction() { finished = true }
+            return (aftermath, waitingForVerdicts, finished)
+        }
+        if fromMemory, verdict.isSuccess { core.emit(.acknowledgedResend(connection: connection, identifier: 0)) }
+        core.handle(aftermath, connection: connection)
+        if wakeThread { wake.signal() }
+        if finished { core.unregister(id) }
+    }
+
+    /// A resend held for its earlier copy goes upstream itself (that copy got no verdict).
+    func forwardHeld(tag: UInt64) {
+        let sequence = tag & 0xFFFF_FFFF
+        let request: ProviderRequest? = lock.withLock { held.removeValue(forKey: sequence) }
+        guard let request else { return }
+        forward(request, sequence: sequence)
+    }
+
+    private func forward(_ request: ProviderRequest, sequence: UInt64) {
+        core.count { $0.forwarded += 1 }
+        if let failure = core.upstream.submit(request, tag: tag(sequence)) {
+            core.count { $0.unavailable += 1 }
+            settle(tag: tag(sequence), verdict: .unavailable(reason: "upstream unavailable: \(failure.reason)"))
+        }
+    }
+
+    // MARK: - The session thread
+
+    /// Serves the sender until the answer, its disconnect, an idle timeout or the bridge's stop.
+    func run(_ socket: Socket) {
+        let configuration = core.configuration
+        let session: TLSSession
+        do {
+            session = try TLSSession.accept(
+                socket, context: core.senderContext, peer: client,
+                timeout: configuration.handshakeTimeout.inSeconds, drainTimeout: 1)
+        } catch {
+            core.count { $0.refusedConnections += 1 }
+            core.emit(.senderRefused(client: client, reason: (error as? LegacyAPNsError)?.reason ?? "\(error)"))
+            end(reason: nil)
+            return
+        }
+        let certificate = session.peerCertificate
+        let senderTopic = core.translation.fixedTopic ?? certificate?.topic
+        lock.withLock { topic = senderTopic }
+        let fingerprint = certificate?.sha256Fingerprint ?? []
+        core.count { $0.senderConnections += 1 }
+        core.emit(
+            .senderConnected(
+                connection: connection, client: client, subject: session.peerSubject ?? "(none)", topic: senderTopic))
+        let reason = serve(session, fingerprint: fingerprint, senderTopic: certificate?.topic)
+        end(reason: reason)
+    }
+
+    private func end(reason: String?) {
+        let (finished, delivered): (Bool, Int) = lock.withLock {
+            threadEnded = true
+            waitingForVerdicts = false
+            if case .finished = machine.nextAction() { return (true, machine.delivered) }
+            return (false, machine.delivered)
+        }
+        if let reason { core.emit(.senderDisconnected(connection: connection, delivered: delivered, reason: reason)) }
+        if finished { core.unregister(id) }
+    }
+
+    private struct Decoded {
+        var notification: PushNotification
+        var command: Command
+        var key: BridgeResendKey
+    }
+
+    /// The read loop; returns why it ended.
+    private func serve(_ session: TLSSession, fingerprint: [UInt8], senderTopic: String?) -> String {
+        let configuration = core.configuration
+        var decoder = FrameDecoder(
+            configuration: .init(
+                maximumPayloadSize: Self.maximumPayloadSize, acceptsNotifications: true, acceptsErrorResponses: false))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        defer { buffer.deallocate() }
+        let digest = ContentDigest()
+        var decoded: [Decoded] = []
+        decoded.reserveCapacity(256)
+        var lastActivity = Monotonic.now()
+        var partialSince: Double?
+        var stopDeadline: Double?
+        var mayHaveFrames = false
+
+        while true {
+            // 1. Answer when the machine says so; leave when it is over.
+            let (action, room, admitting) = lock.withLock { () -> (BridgeSenderMachine.Action, Int, Bool) in
+                let action = machine.nextAction()
+                if case .answer(let answer) = action {
+                    // Remembered under the session's lock, so no verdict for these can slip past.
+                    core.memory.withLock { memory in
+                        let now = Duration.seconds(Monotonic.now())
+                        for item in answer.settledAfter {
+                            if let verdict = item.verdict { memory.remember(item.key, verdict: verdict, now: now) }
+                        }
+                        for item in answer.pendingAfter { memory.rememberPending(item.key) }
+                    }
+                }
+                let room = machine.canAdmit ? machine.configuration.window - machine.outstanding : 0
+                return (action, room, machine.isAdmitting)
+            }
+            switch action {
+            case .answer(let answer):
+                return deliver(answer, on: session)
+            case .finished:
+                session.closeGently(drainTimeout: 0.5)
+                return "closed"
+            case .none:
+                break
+            }
+
+            // 2. The bridge is stopping: take nothing more, drain, then give up on what is left.
+            let now = Monotonic.now()
+            if core.isStopping, stopDeadline == nil {
+                stopDeadline = now + configuration.drainTimeout.inSeconds
+                lock.withLock { machine.stop() }
+                continue
+            }
+            if let deadline = stopDeadline, now >= deadline {
+                let aftermaths = lock.withLock { machine.abandon(reason: "the bridge is stopping") }
+                for aftermath in aftermaths { core.handle(aftermath, connection: connection) }
+                stopDeadline = .infinity
+                continue
+            }
+
+            // 3. Complete frames already buffered go first.
+            if admitting, room > 0, mayHaveFrames {
+                let (ended, filled) = admit(
+                    from: &decoder, room: room, into: &decoded, digest: digest, fingerprint: fingerprint,
+                    senderTopic: senderTopic)
+                if let ended { return ended }
+                mayHaveFrames = filled
+                partialSince = decoder.bufferedByteCount > 0 ? (partialSince ?? now) : nil
+                continue
+            }
+
+            // 4. Wait: for the sender's bytes when they are wanted (or dropped, once failing), for
+            //    verdicts when the window is full or an answer waits for them.
+            let readsSocket = room > 0 || !admitting
+            lock.withLock { waitingForVerdicts = !admitting || room == 0 }
+            guard readsSocket else {
+                _ = wake.wait(timeout: 0.5)
+                continue
+            }
+            _ = session.wait(for: .readable, timeout: 0.5, wake: wake)
+
+            // 5. Read what arrived (bytes after a failure are read and dropped: they no longer count).
+            var gotData = false
+            reading: while true {
+                switch session.read(into: buffer) {
+                case .done(let count):
+                    gotData = true
+                    guard admitting else { continue }
+                    decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    mayHaveFrames = true
+                    if decoder.bufferedByteCount >= 256 * 1024 { break reading }  // decode before reading on
+                case .wantRead, .wantWrite:
+                    break reading
+                case .closed:
+                    return senderLeft("the sender closed the connection", session)
+                case .failed(let error):
+                    return senderLeft(error.reason, session)
+                }
+            }
+            let afterRead = Monotonic.now()
+            if gotData {
+                lastActivity = afterRead
+            } else if let partialSince, afterRead - partialSince > configuration.frameTimeout.inSeconds {
+                // A sender trickling a frame cannot hold its slot.
+                return senderLeft(
+                    "no complete frame within \(configuration.frameTimeout) (\(decoder.bufferedByteCount) bytes "
+                        + "pending)", session, closing: true)
+            } else if lock.withLock({ machine.outstanding == 0 }),
+                afterRead - lastActivity > configuration.idleTimeout.inSeconds
+            {
+                return senderLeft("idle for \(configuration.idleTimeout)", session, closing: true)
+            }
+        }
+    }
+
+    /// Decodes up to `room` frames, admits them, and sends them on (or answers them from memory
+    /// or locally). Returns why the session must end, if it must (never, so far), and whether the
+    /// room was filled (more complete frames may be buffered).
+    private func admit(
+        from decoder: inout FrameDecoder, room: Int, into decoded: inout [Decoded], digest: ContentDigest,
+        fingerprint: [UInt8], senderTopic: String?
+    ) -> (ended: String?, filledRoom: Bool) {
+        decoded.removeAll(keepingCapacity: true)
+        var malformed: FrameDecodingError?
+        while decoded.count < room {
+            do {
+                guard case .notification(let notification, let command)? = try decoder.next() else { break }
+                decoded.append(
+                    Decoded(
+                        notification: notification, command: command,
+                        key: Self.key(for: notification, fingerprint: fingerprint, digest: digest)))
+            } catch {
+                malformed = error
+                break
+            }
+        }
+        let filledRoom = decoded.count == room && malformed == nil
+        guard !decoded.isEmpty || malformed != nil else { return (nil, false) }
+        core.count { $0.received += decoded.count }
+
+        // Admit in order; resends are looked up in the memory under the session's lock, so that a
+        // resolution for them cannot arrive before they are held.
+        var sequences: [UInt64?] = []
+        sequences.reserveCapacity(decoded.count)
+        var recalls: [BridgeResendMemory.Recall] = []
+        recalls.reserveCapacity(decoded.count)
+        var requests: [Result<ProviderRequest, BridgeRefusal>] = []
+        requests.reserveCapacity(decoded.count)
+        for entry in decoded {
+            requests.append(
+                core.translation.request(for: entry.notification, connection: connection, senderTopic: senderTopic))
+        }
+        let memoryInUse = core.memory.withLock { $0.count > 0 }
+        lock.withLock {
+            for (index, entry) in decoded.enumerated() {
+                let sequence = machine.admit(
+                    identifier: entry.notification.identifier ?? 0, command: entry.command,
+                    token: entry.notification.token, key: entry.key)
+                sequences.append(sequence)
+                var recall = BridgeResendMemory.Recall.unknown
+                if let sequence, memoryInUse, case .success(let request) = requests[index] {
+                    held[sequence] = request
+                    recall = core.memory.withLock {
+                        $0.recall(entry.key, waiter: tag(sequence), now: .seconds(Monotonic.now()))
+                    }
+                    if recall != .pending { held[sequence] = nil }
+                }
+                recalls.append(recall)
+            }
+            if let malformed {
+                machine.malformed(
+                    malformed.errorResponse, command: malformed.command,
+                    reason: "byte \(malformed.offset): \(malformed.reason)")
+            }
+        }
+        var dropped = 0
+        for (index, entry) in decoded.enumerated() {
+            guard let sequence = sequences[index] else {
+                dropped += 1
+                continue
+            }
+            switch recalls[index] {
+            case .settled(let verdict):
+                if verdict.isSuccess {
+                    core.count { $0.acknowledgedResends += 1 }
+                    core.emit(
+                        .acknowledgedResend(connection: connection, identifier: entry.notification.identifier ?? 0))
+                }
+                settle(tag: tag(sequence), verdict: verdict)
+                continue
+            case .pending:
+                continue  // its earlier copy's verdict will settle it (or send it)
+            case .unknown:
+                break
+            }
+            switch requests[index] {
+            case .success(let request):
+                forward(request, sequence: sequence)
+            case .failure(let refusal):
+                core.count { $0.rejected += 1 }
+                core.emit(
+                    .rejected(
+                        connection: connection, identifier: entry.notification.identifier ?? 0,
+                        token: entry.notification.token, status: refusal.status, reason: refusal.reason))
+                settle(tag: tag(sequence), verdict: refusal.verdict)
+            }
+        }
+        if dropped > 0 { core.count { $0.dropped += dropped } }
+        return (nil, filledRoom)
+    }
+
+    /// The resend key: identifier and a digest of the sender's certificate and the content.
+    private static func key(for notification: PushNotification, fingerprint: [UInt8], digest: ContentDigest)
+        -> BridgeResendKey
+    {
+        digest.begin()
+        fingerprint.withUnsafeBytes { digest.update($0) }
+        let identifier = notification.identifier ?? 0
+        digest.update(integer: identifier)
+        notification.token.withUnsafeBytes { digest.update($0) }
+        digest.update(integer: UInt32(notification.token.count))
+        notification.payload.bytes.withUnsafeBytes { digest.update($0) }
+        digest.update(integer: notification.expiration?.rawValue ?? UInt32.max)
+        digest.update(integer: UInt16(notification.priority?.rawValue ?? 0xFF))
+        return BridgeResendKey(identifier: identifier, digest: digest.finish())
+    }
+
+    /// Writes the answer and closes.
+    private func deliver(_ answer: BridgeSenderMachine.Answer, on session: TLSSession) -> String {
+        core.count { $0.errorResponses += 1 }
+        core.emit(
+            .answered(
+                connection: connection, response: answer.response, identifier: answer.failing?.identifier,
+                token: answer.failing?.token, reason: answer.reason))
+        if let response = answer.response {
+            var writer = ByteWriter(capacity: ErrorResponse.byteCount)
+            response.encode(into: &writer)
+            _ = session.writeAll(writer.bytes, timeout: 5)
+        }
+        session.closeGently(drainTimeout: 1)
+        if let response = answer.response { return "answered \(response)" }
+        return "closed without a word (a command-0 notification failed: \(answer.reason))"
+    }
+
+    /// The sender left (or is made to): the failures nobody will hear of are reported.
+    private func senderLeft(_ reason: String, _ session: TLSSession, closing: Bool = false) -> String {
+        let failed = lock.withLock { machine.senderGone() }
+        for item in failed {
+            if let verdict = item.verdict { core.handle(.unreported(item, verdict), connection: connection) }
+        }
+        if closing { session.closeGently(drainTimeout: 0.5) } else { session.close() }
+        return reason
+    }
+}

@@ -1,0 +1,262 @@
+internal import APNsRuntime
+import LegacyBridge
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `legacy-push bridge`: an unmodified legacy sender delivers through the HTTP/2 API.
+enum BridgeCommand {
+    enum Options {
+        static let host = Option<String>.text("host", "address", help: "Address to listen on.").defaulting("127.0.0.1")
+        static let port = Option<UInt16>.integer(
+            "port", help: "The binary gateway port senders connect to (0: any free port).", range: 0...65535,
+            default: 2195)
+        static let feedbackPort = Option<UInt16>.integer(
+            "feedback-port", help: "The feedback service port (0: any free port).", range: 0...65535, default: 2196)
+        static let noFeedback = Flag("no-feedback", help: "Do not run the feedback service.")
+        static let certificate = Option<String>.text(
+            "cert", "path",
+            help: "The certificate the bridge shows senders (PEM or .p12; default: the test certificates).")
+        static let key = Option<String>.text("key", "path", help: "Its PEM private key, when it is not inside --cert.")
+        static let clientCA = Option<String>.text(
+            "client-ca", "path", help: "Senders' certificates must chain to a CA in this PEM file.")
+        static let clientFingerprint = RepeatedOption<[UInt8]>(
+            "client-fingerprint", "sha256hex",
+            help: "Accept the sender certificate with this SHA-256 fingerprint (64 hex digits, colons allowed), "
+                + "even when expired. Repeatable."
+        ) { text in
+            let hex = text.filter { $0 != ":" }
+            guard hex.count == 64, let bytes = try? DeviceToken(hexString: hex).bytes else {
+                throw CLIError.usage(
+                    "--client-fingerprint expects a SHA-256 fingerprint (64 hex digits, as `inspect` prints it), "
+                        + "got '\(text)'")
+            }
+            return bytes
+        }
+        static let upstream = Option<Endpoint>.endpoint(
+            "upstream", help: "The HTTP/2 API to deliver to (default: api.push.apple.com:443, or the sandbox).")
+        static let sandbox = Flag("sandbox", help: "Deliver to api.sandbox.push.apple.com:443.")
+        static let upstreamCAFile = Option<String>.text(
+            "upstream-ca-file", "path",
+            help: "Trust the CAs in this PEM file for the upstream (a local serve --http2) instead of the system store."
+        )
+        static let upstreamCertificate = Option<String>.text(
+            "upstream-cert", "path", help: "Upstream certificate auth: the provider certificate (.p12 or PEM).")
+        static let upstreamKey = Option<String>.text(
+            "upstream-key", "path", help: "Its PEM private key, when it is not inside --upstream-cert.")
+        static let topic = Option<String>.text(
+            "topic", "bundle-id", help: "The apns-topic of every request (default: each sender certificate's topic).")
+        static let store = Option<String>.text(
+            "store", "path",
+            help: "The SQLite file holding tokens HTTP/2 reported unregistered until the feedback service has served "
+                + "them (created mode 0600; survives restarts)."
+        ).defaulting("legacy-push-bridge.sqlite")
+        static let window = Option<Int>.integer(
+            "window", help: "Notifications of one sender connection in flight upstream at most.", range: 1...100_000,
+            default: 1000)
+        static let strictOrder = Flag(
+            "strict-order", help: "One notification in flight per sender connection (delivered in the order sent).")
+        static let upstreamConnections = Option<Int>.integer(
+            "upstream-connections", help: "HTTP/2 connections upstream.", range: 1...64, default: 2)
+        static let maximumConnections = Option<Int>.integer(
+            "max-connections", help: "Sender connections served at once (more are refused).", range: 1...100_000,
+            default: 256)
+        static let idleTimeout = Option<Duration>.seconds(
+            "idle-timeout", help: "Close a sender with nothing in flight that sends nothing for this long.",
+            default: .seconds(300))
+        static let drainTimeout = Option<Duration>.seconds(
+            "drain-timeout", help: "On Ctrl-C or SIGTERM: time the notifications in flight get to reach a verdict.",
+            default: .seconds(10))
+        static let tlsMaximum = Option<TLSConfiguration.Version>.choice(
+            "tls-max", help: "Newest TLS version offered to senders (Apple's gateway spoke 1.2).",
+            ["1.2": .tls12, "1.3": .tls13], default: .tls12)
+        static let json = Flag("json", help: "Print every event as one JSON line on stdout.")
+    }
+
+    static var spec: CommandSpec {
+        CommandSpec(
+            name: "bridge",
+            abstract: "Let a legacy binary sender deliver through Apple's HTTP/2 API (binary in, HTTP/2 out).",
+            discussion: """
+                Listens like Apple's retired gateway (TLS 1.2 with a client certificate, commands 0, 1 and 2) \
+                and feedback service, forwards each notification over HTTP/2 with a .p8 key (--auth-key, \
+                --key-id, --team-id) or a certificate (--upstream-cert), and answers the sender as the gateway \
+                did: nothing for a delivered notification; for the first failure on a connection, once every \
+                notification before it is known delivered, the 6-byte error response naming it and the close. \
+                The sender resends what followed it; those the bridge had already delivered are recognised (by \
+                content, not only identifier) and acknowledged without a second delivery.
+
+                Statuses: BadDeviceToken and DeviceTokenNotForTopic are 8, PayloadTooLarge 7, PayloadEmpty 4, \
+                MissingTopic 3, BadTopic and TopicDisallowed 6; an upstream that stays unreachable, refuses the \
+                credentials or answers 5xx after every retry is status 10 naming the last notification delivered \
+                (the sender reconnects and resends); other refusals are 1. What APNs would refuse (token length, \
+                payload size, an empty payload) is answered without a round trip.
+
+                410 (Unregistered, ExpiredToken) is not an error for the sender, as Apple's gateway accepted \
+                notifications to uninstalled apps: the token is stored in --store (SQLite, synced to disk before \
+                the notification counts as delivered) and served once, with the time 410 gave, to the next sender \
+                of that topic that connects to the feedback port.
+
+                Senders must present a certificate chained to --client-ca or pinned by --client-fingerprint \
+                (pinned certificates may be expired). The topic is the sender certificate's unless --topic is \
+                given. --cert/--key is the identity shown to senders; without them (and without --client-ca or \
+                --client-fingerprint) the bundled test certificates are used, for local trials. The passphrase \
+                options apply to whichever of --cert, --key, --upstream-cert, --upstream-key is encrypted.
+
+                Prints "listening on HOST:PORT (binary, bridging to UPSTREAM)" and "feedback on HOST:PORT" once \
+                ready. Every notification not delivered and not told to its sender (it disconnected first) is \
+                logged as "not delivered". Ctrl-C or SIGTERM stops: senders get status 10 after --drain-timeout.
+                """,
+            options: [
+                Options.host.spec, Options.port.spec, Options.feedbackPort.spec, Options.noFeedback.spec,
+                Options.certificate.spec, Options.key.spec, Options.clientCA.spec, Options.clientFingerprint.spec,
+                Options.upstream.spec, Options.sandbox.spec,
+                Options.upstreamCAFile.spec, SendCommand.HTTP2Options.authKey.spec, SendCommand.HTTP2Options.keyID.spec,
+                SendCommand.HTTP2Options.teamID.spec, Options.upstreamCertificate.spec, Options.upstreamKey.spec,
+                Options.topic.spec, Options.store.spec, Options.window.spec, Options.strictOrder.spec,
+                Options.upstreamConnections.spec, Options.maximumConnections.spec, Options.idleTimeout.spec,
+                Options.drainTimeout.spec, Options.tlsMaximum.spec, Options.json.spec, CommonOptions.quiet.spec,
+            ] + CredentialOptions.passphraseOnly,
+            run: { arguments, console in try await run(arguments, console: console) },
+            examples: [
+                "legacy-push bridge --auth-key AuthKey_ABC123DEFG.p8 --team-id DEF123GHIJ --client-ca legacy-ca.pem "
+                    + "--cert gateway.pem --key gateway.key",
+                "legacy-push bridge --upstream 127.0.0.1:2197 --upstream-ca-file Fixtures/certs/ca.pem "
+                    + "--upstream-cert Fixtures/certs/universal-modern.p12 --passphrase-env P12_PASS",
+                "legacy-push bridge --client-fingerprint 3A:7F:...:C2 --cert gateway.pem --key gateway.key "
+                    + "--auth-key AuthKey_ABC123DEFG.p8 --team-id DEF123GHIJ --topic com.example.app",
+            ])
+    }
+
+    static func run(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
+        // Every option is checked before anything is loaded, opened or printed.
+        let host = try arguments.required(Options.host)
+        let port = try arguments.required(Options.port)
+        let feedbackPort = arguments.isSet(Options.noFeedback) ? nil : try arguments.required(Options.feedbackPort)
+        let window = try arguments.required(Options.window)
+        let storePath = try arguments.required(Options.store)
+        let upstreamEndpoint: Endpoint
+        if let given = try arguments.value(Options.upstream) {
+            if arguments.isSet(Options.sandbox) {
+                throw CLIError.usage("give either --upstream or --sandbox, not both")
+            }
+            upstreamEndpoint = given
+        } else {
+            upstreamEndpoint = (arguments.isSet(Options.sandbox) ? ProviderServer.sandbox : .production).endpoint
+        }
+        let fingerprints = try arguments.values(Options.clientFingerprint)
+        let json = arguments.isSet(Options.json)
+        let quiet = arguments.isSet(CommonOptions.quiet)
+
+        let credentials = try upstreamCredentials(arguments, console: console)
+        let (identity, senderCAs) = try senderSide(arguments, console: console, pinned: !fingerprints.isEmpty)
+        var upstream = ProviderClient.Configuration(server: .custom(upstreamEndpoint), credentials: credentials)
+        if let path = try arguments.value(Options.upstreamCAFile) {
+            let bytes = try Files.read(path, limit: 16 * 1024 * 1024)
+            do {
+                upstream.trust = try .pem(bytes)
+            } catch {
+                throw CLIError.usage("'\(path)' holds no PEM certificate (--upstream-ca-file wants the CA in PEM)")
+            }
+        }
+        upstream.connections = try arguments.required(Options.upstreamConnections)
+        upstream.topic = nil  // each sender's topic, unless --topic
+
+        var configuration = Bridge.Configuration(
+            identity: identity, senderCAs: senderCAs, upstream: upstream, storePath: storePath)
+        configuration.pinnedFingerprints = fingerprints
+        configuration.topic = try arguments.value(Options.topic)
+        configuration.host = host
+        configuration.port = port
+        configuration.feedbackPort = feedbackPort
+        configuration.window = window
+        configuration.strictOrder = arguments.isSet(Options.strictOrder)
+        configuration.maximumConnections = try arguments.required(Options.maximumConnections)
+        configuration.idleTimeout = try arguments.required(Options.idleTimeout)
+        configuration.drainTimeout = try arguments.required(Options.drainTimeout)
+        configuration.maximumTLSVersion = try arguments.required(Options.tlsMaximum)
+        let log = BridgeLog(console: console, json: json, quiet: quiet)
+        configuration.events = { log.record($0) }
+
+        let bridge = try Bridge(configuration: configuration)
+        let endpoints = try await bridge.start()
+        let bridging = "binary, bridging to \(upstreamEndpoint)"
+        log.line("listening on \(endpoints.gateway) (\(bridging))")
+        if let feedback = endpoints.feedback { log.line("feedback on \(feedback)") }
+        console.flush()
+
+        let interrupted = Handoff<Void>()
+        let watch = InterruptWatch { interrupted.put(()) }
+        await interrupted.take()
+        watch.cancel()
+        await bridge.stop()
+        let statistics = bridge.statistics
+        if json {
+            console.print(BridgeLog.summaryJSON(statistics))
+        } else {
+            console.diagnostic("stopped: \(statistics)")
+        }
+        return .success
+    }
+
+    /// `--auth-key` (token auth) or `--upstream-cert` (certificate auth).
+    static func upstreamCredentials(_ arguments: ParsedArguments, console: Console) throws -> ProviderCredentials {
+        let hasKey = arguments.has(SendCommand.HTTP2Options.authKey)
+        let hasCertificate = arguments.has(Options.upstreamCertificate)
+        if hasKey, hasCertificate {
+            throw CLIError.usage("give either --auth-key (token auth) or --upstream-cert (certificate auth), not both")
+        }
+        if hasCertificate {
+            let path = try arguments.required(Options.upstreamCertificate)
+            let keyPath = try arguments.value(Options.upstreamKey)
+            let loaded = try CredentialOptions.loadCredentials(
+                path, keyPath: keyPath, arguments: arguments, console: console)
+            return .certificate(try CredentialOptions.identity(loaded, certPath: path, keyPath: keyPath))
+        }
+        if arguments.has(Options.upstreamKey) { throw CLIError.usage("--upstream-key needs --upstream-cert") }
+        guard hasKey else {
+            throw CLIError.usage(
+                "the bridge needs upstream credentials: --auth-key AuthKey_<KEYID>.p8 with --team-id (token auth), "
+                    + "or --upstream-cert PATH (the provider certificate)")
+        }
+        return try SendCommand.http2Credentials(arguments, console: console)
+    }
+
+    /// The identity shown to senders and the CAs their certificates must chain to.
+    static func senderSide(_ arguments: ParsedArguments, console: Console, pinned: Bool) throws
+        -> (ClientIdentity, [Certificate])
+    {
+        let givenCA = try arguments.value(Options.clientCA)
+        if !arguments.has(Options.certificate) {
+            if arguments.has(Options.key) { throw CLIError.usage("--key needs --cert") }
+            guard givenCA == nil, !pinned else {
+                throw CLIError.usage(
+                    "give --cert (with --key unless it holds the key): the identity the bridge shows senders")
+            }
+            let directory = try BundledCertificates.require(for: "bridge")
+            console.diagnostic(
+                "using the test certificates in \(directory) (senders: --ca-file \(directory)/ca.pem and a client "
+                    + "certificate from there)")
+            let identity = try ClientIdentity(
+                pem: Files.read(directory + "/server.pem"), keyPEM: Files.read(directory + "/server.key"),
+                passphrase: nil)
+            return (identity, Certificate.certificates(pemRepresentation: try Files.read(directory + "/chain.pem")))
+        }
+        guard givenCA != nil || pinned else {
+            throw CLIError.usage(
+                "give --client-ca PATH or --client-fingerprint SHA256: which senders may connect (never anyone)")
+        }
+        let path = try arguments.required(Options.certificate)
+        let keyPath = try arguments.value(Options.key)
+        let loaded = try CredentialOptions.loadCredentials(
+            path, keyPath: keyPath, arguments: arguments, console: console)
+        let identity = try CredentialOptions.identity(loaded, certPath: path, keyPath: keyPath)
+        var trust: [Certificate] = []
+        if let givenCA {
+            trust = Certificate.certificates(pemRepresentation: try Files.read(givenCA))
+            guard !trust.isEmpty else { throw CLIError.usage("'\(givenCA)' holds no PEM certificate (--client-ca)") }
+        }
+        return (identity, trust)
+    }
+}
