@@ -27,21 +27,10 @@ public struct FrameEncoder: Hashable, Sendable {
     public static func encodedSize(
         of notification: PushNotification, format: FrameFormat, includesIdentifier: Bool
     ) -> Int {
-        let token = notification.token.count
-        let payload = notification.payload.bytes.count
-        switch format {
-        case .simple:
-            return FrameLayout.Simple.overhead + token + payload
-        case .enhanced:
-            return FrameLayout.Enhanced.overhead + token + payload
-        case .itemized:
-            typealias Item = FrameLayout.Itemized
-            var size = Item.header + Item.itemHeader + token + Item.itemHeader + payload
-            if includesIdentifier { size += Item.itemHeader + Item.identifierSize }
-            if notification.expiration != nil { size += Item.itemHeader + Item.expirySize }
-            if notification.priority != nil { size += Item.itemHeader + Item.prioritySize }
-            return size
-        }
+        encodedSize(
+            tokenCount: notification.token.count, payloadCount: notification.payload.bytes.count, format: format,
+            includesIdentifier: includesIdentifier, hasExpiration: notification.expiration != nil,
+            hasPriority: notification.priority != nil)
     }
 
     /// The status a gateway would answer for `notification` as a frame of `format`, or nil when
@@ -97,71 +86,102 @@ public struct FrameEncoder: Hashable, Sendable {
         _ notification: PushNotification, as format: FrameFormat, identifier: UInt32?, into writer: inout ByteWriter
     ) {
         let size = encodedSize(of: notification, format: format, includesIdentifier: identifier != nil)
-        let tokenCount = notification.token.count
         notification.payload.bytes.withUnsafeBytes { payload in
             notification.token.withUnsafeBytes { token in
                 writer.writeWithUnsafeMutableBytes(byteCount: size) { out in
-                    let base = out.baseAddress!
-                    switch format {
-                    case .simple:
-                        typealias Layout = FrameLayout.Simple
-                        let payloadLength = Layout.payloadLength(tokenCount: tokenCount)
-                        out.storeBytes(of: Command.simple.rawValue, toByteOffset: 0, as: UInt8.self)
-                        out.storeBytes(
-                            of: UInt16(tokenCount).bigEndian, toByteOffset: Layout.tokenLength, as: UInt16.self)
-                        (base + Layout.token).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
-                        out.storeBytes(
-                            of: UInt16(payload.count).bigEndian, toByteOffset: payloadLength, as: UInt16.self)
-                        (base + payloadLength + 2).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
-                    case .enhanced:
-                        typealias Layout = FrameLayout.Enhanced
-                        let payloadLength = Layout.payloadLength(tokenCount: tokenCount)
-                        out.storeBytes(of: Command.enhanced.rawValue, toByteOffset: 0, as: UInt8.self)
-                        out.storeBytes(
-                            of: (identifier ?? 0).bigEndian, toByteOffset: Layout.identifier, as: UInt32.self)
-                        out.storeBytes(
-                            of: (notification.expiration?.rawValue ?? 0).bigEndian, toByteOffset: Layout.expiry,
-                            as: UInt32.self)
-                        out.storeBytes(
-                            of: UInt16(tokenCount).bigEndian, toByteOffset: Layout.tokenLength, as: UInt16.self)
-                        (base + Layout.token).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
-                        out.storeBytes(
-                            of: UInt16(payload.count).bigEndian, toByteOffset: payloadLength, as: UInt16.self)
-                        (base + payloadLength + 2).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
-                    case .itemized:
-                        typealias Layout = FrameLayout.Itemized
-                        out.storeBytes(of: Command.itemized.rawValue, toByteOffset: 0, as: UInt8.self)
-                        out.storeBytes(
-                            of: UInt32(size - Layout.header).bigEndian, toByteOffset: Layout.frameLength,
-                            as: UInt32.self
-                        )
-                        var offset = Layout.items
-                        /// Writes one item header and returns the offset of its data.
-                        func item(_ id: ItemID, length: Int) -> Int {
-                            out.storeBytes(of: id.rawValue, toByteOffset: offset, as: UInt8.self)
-                            out.storeBytes(of: UInt16(length).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
-                            defer { offset += Layout.itemHeader + length }
-                            return offset + Layout.itemHeader
-                        }
-                        let tokenData = item(.token, length: tokenCount)
-                        (base + tokenData).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
-                        let payloadData = item(.payload, length: payload.count)
-                        (base + payloadData).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
-                        if let identifier {
-                            let data = item(.identifier, length: Layout.identifierSize)
-                            out.storeBytes(of: identifier.bigEndian, toByteOffset: data, as: UInt32.self)
-                        }
-                        if let expiration = notification.expiration {
-                            let data = item(.expiry, length: Layout.expirySize)
-                            out.storeBytes(of: expiration.rawValue.bigEndian, toByteOffset: data, as: UInt32.self)
-                        }
-                        if let priority = notification.priority {
-                            let data = item(.priority, length: Layout.prioritySize)
-                            out.storeBytes(of: priority.rawValue, toByteOffset: data, as: UInt8.self)
-                        }
-                    }
+                    write(
+                        token: token, payload: payload, identifier: identifier, expiration: notification.expiration,
+                        priority: notification.priority, as: format, to: out.baseAddress!)
                 }
             }
         }
+    }
+
+    /// The size of a frame of `format` with these fields, without encoding it.
+    @inlinable
+    package static func encodedSize(
+        tokenCount: Int, payloadCount: Int, format: FrameFormat, includesIdentifier: Bool, hasExpiration: Bool,
+        hasPriority: Bool
+    ) -> Int {
+        switch format {
+        case .simple:
+            return FrameLayout.Simple.overhead + tokenCount + payloadCount
+        case .enhanced:
+            return FrameLayout.Enhanced.overhead + tokenCount + payloadCount
+        case .itemized:
+            typealias Item = FrameLayout.Itemized
+            var size = Item.header + Item.itemHeader + tokenCount + Item.itemHeader + payloadCount
+            if includesIdentifier { size += Item.itemHeader + Item.identifierSize }
+            if hasExpiration { size += Item.itemHeader + Item.expirySize }
+            if hasPriority { size += Item.itemHeader + Item.prioritySize }
+            return size
+        }
+    }
+
+    /// Writes one frame of `format` at `base`, which has room for its
+    /// ``encodedSize(tokenCount:payloadCount:format:includesIdentifier:hasExpiration:hasPriority:)``
+    /// bytes, and returns that size. The fields are not checked (the caller has): the hot paths
+    /// that keep tokens and payloads as bytes rather than as a ``PushNotification`` write through
+    /// here.
+    @inlinable
+    @discardableResult
+    package static func write(
+        token: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, identifier: UInt32?,
+        expiration: Expiration?, priority: Priority?, as format: FrameFormat, to base: UnsafeMutableRawPointer
+    ) -> Int {
+        let tokenCount = token.count
+        let size = encodedSize(
+            tokenCount: tokenCount, payloadCount: payload.count, format: format,
+            includesIdentifier: identifier != nil, hasExpiration: expiration != nil, hasPriority: priority != nil)
+        switch format {
+        case .simple:
+            typealias Layout = FrameLayout.Simple
+            let payloadLength = Layout.payloadLength(tokenCount: tokenCount)
+            base.storeBytes(of: Command.simple.rawValue, toByteOffset: 0, as: UInt8.self)
+            base.storeBytes(of: UInt16(tokenCount).bigEndian, toByteOffset: Layout.tokenLength, as: UInt16.self)
+            (base + Layout.token).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+            base.storeBytes(of: UInt16(payload.count).bigEndian, toByteOffset: payloadLength, as: UInt16.self)
+            (base + payloadLength + 2).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+        case .enhanced:
+            typealias Layout = FrameLayout.Enhanced
+            let payloadLength = Layout.payloadLength(tokenCount: tokenCount)
+            base.storeBytes(of: Command.enhanced.rawValue, toByteOffset: 0, as: UInt8.self)
+            base.storeBytes(of: (identifier ?? 0).bigEndian, toByteOffset: Layout.identifier, as: UInt32.self)
+            base.storeBytes(of: (expiration?.rawValue ?? 0).bigEndian, toByteOffset: Layout.expiry, as: UInt32.self)
+            base.storeBytes(of: UInt16(tokenCount).bigEndian, toByteOffset: Layout.tokenLength, as: UInt16.self)
+            (base + Layout.token).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+            base.storeBytes(of: UInt16(payload.count).bigEndian, toByteOffset: payloadLength, as: UInt16.self)
+            (base + payloadLength + 2).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+        case .itemized:
+            typealias Layout = FrameLayout.Itemized
+            base.storeBytes(of: Command.itemized.rawValue, toByteOffset: 0, as: UInt8.self)
+            base.storeBytes(
+                of: UInt32(size - Layout.header).bigEndian, toByteOffset: Layout.frameLength, as: UInt32.self)
+            var offset = Layout.items
+            /// Writes one item header and returns the offset of its data.
+            func item(_ id: ItemID, length: Int) -> Int {
+                base.storeBytes(of: id.rawValue, toByteOffset: offset, as: UInt8.self)
+                base.storeBytes(of: UInt16(length).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
+                defer { offset += Layout.itemHeader + length }
+                return offset + Layout.itemHeader
+            }
+            let tokenData = item(.token, length: tokenCount)
+            (base + tokenData).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+            let payloadData = item(.payload, length: payload.count)
+            (base + payloadData).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+            if let identifier {
+                let data = item(.identifier, length: Layout.identifierSize)
+                base.storeBytes(of: identifier.bigEndian, toByteOffset: data, as: UInt32.self)
+            }
+            if let expiration {
+                let data = item(.expiry, length: Layout.expirySize)
+                base.storeBytes(of: expiration.rawValue.bigEndian, toByteOffset: data, as: UInt32.self)
+            }
+            if let priority {
+                let data = item(.priority, length: Layout.prioritySize)
+                base.storeBytes(of: priority.rawValue, toByteOffset: data, as: UInt8.self)
+            }
+        }
+        return size
     }
 }
