@@ -27,10 +27,21 @@ public struct FrameEncoder: Hashable, Sendable {
     public static func encodedSize(
         of notification: PushNotification, format: FrameFormat, includesIdentifier: Bool
     ) -> Int {
-        encodedSize(
-            tokenCount: notification.token.count, payloadCount: notification.payload.bytes.count, format: format,
-            includesIdentifier: includesIdentifier, hasExpiration: notification.expiration != nil,
-            hasPriority: notification.priority != nil)
+        let token = notification.token.count
+        let payload = notification.payload.bytes.count
+        switch format {
+        case .simple:
+            return FrameLayout.Simple.overhead + token + payload
+        case .enhanced:
+            return FrameLayout.Enhanced.overhead + token + payload
+        case .itemized:
+            typealias Item = FrameLayout.Itemized
+            var size = Item.header + Item.itemHeader + token + Item.itemHeader + payload
+            if includesIdentifier { size += Item.itemHeader + Item.identifierSize }
+            if notification.expiration != nil { size += Item.itemHeader + Item.expirySize }
+            if notification.priority != nil { size += Item.itemHeader + Item.prioritySize }
+            return size
+        }
     }
 
     /// The status a gateway would answer for `notification` as a frame of `format`, or nil when
@@ -86,12 +97,69 @@ public struct FrameEncoder: Hashable, Sendable {
         _ notification: PushNotification, as format: FrameFormat, identifier: UInt32?, into writer: inout ByteWriter
     ) {
         let size = encodedSize(of: notification, format: format, includesIdentifier: identifier != nil)
+        let tokenCount = notification.token.count
         notification.payload.bytes.withUnsafeBytes { payload in
             notification.token.withUnsafeBytes { token in
                 writer.writeWithUnsafeMutableBytes(byteCount: size) { out in
-                    write(
-                        token: token, payload: payload, identifier: identifier, expiration: notification.expiration,
-                        priority: notification.priority, as: format, to: out.baseAddress!)
+                    let base = out.baseAddress!
+                    switch format {
+                    case .simple:
+                        typealias Layout = FrameLayout.Simple
+                        let payloadLength = Layout.payloadLength(tokenCount: tokenCount)
+                        out.storeBytes(of: Command.simple.rawValue, toByteOffset: 0, as: UInt8.self)
+                        out.storeBytes(
+                            of: UInt16(tokenCount).bigEndian, toByteOffset: Layout.tokenLength, as: UInt16.self)
+                        (base + Layout.token).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+                        out.storeBytes(
+                            of: UInt16(payload.count).bigEndian, toByteOffset: payloadLength, as: UInt16.self)
+                        (base + payloadLength + 2).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+                    case .enhanced:
+                        typealias Layout = FrameLayout.Enhanced
+                        let payloadLength = Layout.payloadLength(tokenCount: tokenCount)
+                        out.storeBytes(of: Command.enhanced.rawValue, toByteOffset: 0, as: UInt8.self)
+                        out.storeBytes(
+                            of: (identifier ?? 0).bigEndian, toByteOffset: Layout.identifier, as: UInt32.self)
+                        out.storeBytes(
+                            of: (notification.expiration?.rawValue ?? 0).bigEndian, toByteOffset: Layout.expiry,
+                            as: UInt32.self)
+                        out.storeBytes(
+                            of: UInt16(tokenCount).bigEndian, toByteOffset: Layout.tokenLength, as: UInt16.self)
+                        (base + Layout.token).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+                        out.storeBytes(
+                            of: UInt16(payload.count).bigEndian, toByteOffset: payloadLength, as: UInt16.self)
+                        (base + payloadLength + 2).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+                    case .itemized:
+                        typealias Layout = FrameLayout.Itemized
+                        out.storeBytes(of: Command.itemized.rawValue, toByteOffset: 0, as: UInt8.self)
+                        out.storeBytes(
+                            of: UInt32(size - Layout.header).bigEndian, toByteOffset: Layout.frameLength,
+                            as: UInt32.self
+                        )
+                        var offset = Layout.items
+                        /// Writes one item header and returns the offset of its data.
+                        func item(_ id: ItemID, length: Int) -> Int {
+                            out.storeBytes(of: id.rawValue, toByteOffset: offset, as: UInt8.self)
+                            out.storeBytes(of: UInt16(length).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
+                            defer { offset += Layout.itemHeader + length }
+                            return offset + Layout.itemHeader
+                        }
+                        let tokenData = item(.token, length: tokenCount)
+                        (base + tokenData).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
+                        let payloadData = item(.payload, length: payload.count)
+                        (base + payloadData).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+                        if let identifier {
+                            let data = item(.identifier, length: Layout.identifierSize)
+                            out.storeBytes(of: identifier.bigEndian, toByteOffset: data, as: UInt32.self)
+                        }
+                        if let expiration = notification.expiration {
+                            let data = item(.expiry, length: Layout.expirySize)
+                            out.storeBytes(of: expiration.rawValue.bigEndian, toByteOffset: data, as: UInt32.self)
+                        }
+                        if let priority = notification.priority {
+                            let data = item(.priority, length: Layout.prioritySize)
+                            out.storeBytes(of: priority.rawValue, toByteOffset: data, as: UInt8.self)
+                        }
+                    }
                 }
             }
         }
@@ -158,30 +226,35 @@ public struct FrameEncoder: Hashable, Sendable {
             base.storeBytes(
                 of: UInt32(size - Layout.header).bigEndian, toByteOffset: Layout.frameLength, as: UInt32.self)
             var offset = Layout.items
-            /// Writes one item header and returns the offset of its data.
-            func item(_ id: ItemID, length: Int) -> Int {
-                base.storeBytes(of: id.rawValue, toByteOffset: offset, as: UInt8.self)
-                base.storeBytes(of: UInt16(length).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
-                defer { offset += Layout.itemHeader + length }
-                return offset + Layout.itemHeader
-            }
-            let tokenData = item(.token, length: tokenCount)
-            (base + tokenData).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
-            let payloadData = item(.payload, length: payload.count)
-            (base + payloadData).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+            offset = writeItem(.token, bytes: token, at: offset, to: base)
+            offset = writeItem(.payload, bytes: payload, at: offset, to: base)
             if let identifier {
-                let data = item(.identifier, length: Layout.identifierSize)
-                base.storeBytes(of: identifier.bigEndian, toByteOffset: data, as: UInt32.self)
+                var value = identifier.bigEndian
+                offset = withUnsafeBytes(of: &value) { writeItem(.identifier, bytes: $0, at: offset, to: base) }
             }
             if let expiration {
-                let data = item(.expiry, length: Layout.expirySize)
-                base.storeBytes(of: expiration.rawValue.bigEndian, toByteOffset: data, as: UInt32.self)
+                var value = expiration.rawValue.bigEndian
+                offset = withUnsafeBytes(of: &value) { writeItem(.expiry, bytes: $0, at: offset, to: base) }
             }
             if let priority {
-                let data = item(.priority, length: Layout.prioritySize)
-                base.storeBytes(of: priority.rawValue, toByteOffset: data, as: UInt8.self)
+                var value = priority.rawValue
+                offset = withUnsafeBytes(of: &value) { writeItem(.priority, bytes: $0, at: offset, to: base) }
             }
         }
         return size
+    }
+
+    /// Writes one item (id, length, data) at `offset` and returns the offset after it. (A static
+    /// helper rather than a local function capturing the offset: that one kept item frames at a
+    /// third of their earlier speed.)
+    @inlinable
+    @inline(__always)
+    package static func writeItem(
+        _ id: ItemID, bytes: UnsafeRawBufferPointer, at offset: Int, to base: UnsafeMutableRawPointer
+    ) -> Int {
+        base.storeBytes(of: id.rawValue, toByteOffset: offset, as: UInt8.self)
+        base.storeBytes(of: UInt16(bytes.count).bigEndian, toByteOffset: offset + 1, as: UInt16.self)
+        (base + offset + FrameLayout.Itemized.itemHeader).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        return offset + FrameLayout.Itemized.itemHeader + bytes.count
     }
 }
