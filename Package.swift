@@ -88,6 +88,11 @@ let package = Package(
             path: "Benchmarks/LegacyAPNsBenchmarks"
         ),
         .executableTarget(
+            name: "tls-floor",
+            dependencies: ["COpenSSL"],
+            path: "Benchmarks/TLSFloor"
+        ),
+        .executableTarget(
             name: "LegacyAPNsSoak",
             dependencies: [
                 "APNsCredentials", "APNsRuntime", "LegacyAPNs", "GatewaySimulator", "HTTP2Client", "LegacyBridge",

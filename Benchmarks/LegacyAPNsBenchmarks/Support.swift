@@ -112,6 +112,12 @@ enum Package {
         URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
             .appendingPathComponent("legacy-push").path
     }
+
+    /// The `tls-floor` program (Benchmarks/TLSFloor) built next to this one.
+    static var floorClient: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("tls-floor").path
+    }
 }
 
 /// A `legacy-push serve` child process on free ports.

@@ -1,13 +1,15 @@
 // LegacyAPNs benchmarks. Run in release mode:
 //
-//     swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N] [--only TEXT] [suite ...]
+//     swift build -c release && swift run -c release LegacyAPNsBenchmarks [--json] [--quick] [--runs N]
+//         [--only TEXT] [suite ...]
 //
-// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli, http2-serve, bridge
-// (default: all; http2-serve needs h2load and nghttpd, Debian's nghttp2-client and nghttp2-server).
-// Each suite runs N times (default 3) and the median run by rate is reported, with the range. Every
-// figure is measured on this machine at run time; nothing is hard-coded. --only runs just the
-// end-to-end cases whose name contains TEXT (for profiling one of them). See BENCHMARKS.md for
-// results and method.
+// Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli, cli-floor,
+// http2-serve, bridge (default: all; http2-serve needs h2load and nghttpd, Debian's nghttp2-client
+// and nghttp2-server). Each suite runs N times (default 3) and the median run by rate is reported,
+// with the range; cli-floor alternates its two programs N times (default 5) in one run and reports
+// medians. Every figure is measured on this machine at run time; nothing is hard-coded. --only runs
+// just the end-to-end cases whose name contains TEXT (for profiling one of them). See BENCHMARKS.md
+// for results and method.
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -20,8 +22,10 @@ if let index = arguments.firstIndex(of: "--encode-only") {
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
 var runs = 3
+var runsGiven = false
 if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count, let value = Int(arguments[index + 1]) {
     runs = max(1, value)
+    runsGiven = true
 }
 var suites = arguments.enumerated().filter {
     !$0.element.hasPrefix("--") && ($0.offset == 0 || !["--runs", "--only"].contains(arguments[$0.offset - 1]))
@@ -33,7 +37,8 @@ let onlyCases: String? = arguments.firstIndex(of: "--only").flatMap {
 }
 if suites.isEmpty {
     suites = [
-        "encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "http2-serve", "bridge",
+        "encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "cli-floor",
+        "http2-serve", "bridge",
     ]
 }
 
@@ -91,7 +96,8 @@ for suite in suites {
         reportMedians()
         continue
     }
-    for _ in 0..<runs {
+    // cli-floor alternates its two programs itself, in one run.
+    for _ in 0..<(suite == "cli-floor" ? 1 : runs) {
         switch suite {
         case "encode": EncodeBenchmarks.run(quick: quick, report: record)
         case "decode": DecodeBenchmarks.run(quick: quick, report: record)
@@ -101,6 +107,7 @@ for suite in suites {
         case "rejected": await EndToEndBenchmarks.run(quick: quick, rejecting: true, report: record)
         case "feedback": await FeedbackBenchmarks.run(quick: quick, report: record)
         case "cli": CLIBenchmarks.run(quick: quick, report: record)
+        case "cli-floor": CLIFloorBenchmarks.run(quick: quick, runs: runsGiven ? runs : 5, report: record)
         default:
             FileHandle.standardError.write(Data("unknown suite \(suite)\n".utf8))
             exit(2)

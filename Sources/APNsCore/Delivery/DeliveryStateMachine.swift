@@ -133,6 +133,10 @@ public struct DeliveryStateMachine: Sendable {
     /// 2^31), so a barrier can never carry the identifier of a notification it confirms.
     public static let barrierIdentifierOffset: UInt32 = 0x8000_0000
 
+    /// The most in-flight entries a connection reserves room for when it opens (a larger window
+    /// grows its ring as it fills).
+    static let inFlightReservation = 1 << 17
+
     struct Entry: Sendable {
         var position: UInt64
         var notification: PushNotification
@@ -299,7 +303,10 @@ public struct DeliveryStateMachine: Sendable {
     /// The connection is up (TLS handshake done).
     public mutating func connected() {
         guard case .connecting = state else { preconditionFailure("connected() without connect") }
-        state = .open(InFlight(capacity: Swift.min(window.current, 1024)))
+        // Room for the whole window at once (up to `inFlightReservation`): a ring that doubled its
+        // way up to 100,000 entries held the old and the new storage at once (22 MB at the last
+        // step) and copied every entry on the way; reserved pages are only touched as they fill.
+        state = .open(InFlight(capacity: Swift.min(window.current, Self.inFlightReservation)))
         attemptsOnThisSlot += 1
         report.connections += 1
         pendingEvents.append(.connected(connection: connection, attempt: attemptsOnThisSlot))

@@ -44,6 +44,12 @@ public struct NotificationLineParser: Sendable {
         try fields(line, lineNumber: lineNumber).map { $0.notification(in: line) }
     }
 
+    /// Parses one line with the full parser alone, never ``fastFields(_:)`` (what the fast path
+    /// is checked against).
+    package func parseWithoutFastPath(_ line: UnsafeRawBufferPointer, lineNumber: Int) throws -> PushNotification? {
+        try fields(line, lineNumber: lineNumber, fastPath: false).map { $0.notification(in: line) }
+    }
+
     /// Parses one line and hands its fields to `body` without building a ``PushNotification``:
     /// the payload is a view into the line (or into its decoded string), valid only inside `body`.
     /// Returns nil for a blank line. This is the allocation-free path for streaming large inputs.
@@ -150,7 +156,13 @@ public struct NotificationLineParser: Sendable {
         }
     }
 
-    private func fields(_ line: UnsafeRawBufferPointer, lineNumber: Int) throws -> Fields? {
+    private func fields(_ line: UnsafeRawBufferPointer, lineNumber: Int, fastPath: Bool = true) throws -> Fields? {
+        if fastPath, let fast = fastFields(line) {
+            return Fields(
+                token: fast.token, payloadRange: fast.payload, decodedPayload: nil,
+                identifier: fast.identifier ?? UInt32(truncatingIfNeeded: lineNumber), givenIdentifier: fast.identifier,
+                expiration: fast.expiration, priority: fast.priority, extra: nil)
+        }
         do {
             return try parseFields(line, lineNumber: lineNumber)
         } catch let failure as JSONScanner.Failure {

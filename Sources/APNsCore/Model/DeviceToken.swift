@@ -128,6 +128,51 @@ public struct DeviceToken: Hashable, Sendable {
         storage = count <= 32 ? .compact(vector, count: UInt8(count)) : .extended(extended)
     }
 
+    /// Decodes exactly 64 hex digits (either case, nothing else) at `text` into a 32-byte token, or
+    /// returns nil when any of them is not a hex digit: the common token of a JSON Lines input,
+    /// decoded eight digits at a time in a 64-bit word (``decodeHexWord(_:)``).
+    package init?(plainHex64 text: UnsafeRawPointer) {
+        var vector = SIMD32<UInt8>()
+        let valid = withUnsafeMutableBytes(of: &vector) { out in
+            var valid = true
+            for word in 0..<8 {
+                let digits = UInt64(littleEndian: text.loadUnaligned(fromByteOffset: word &* 8, as: UInt64.self))
+                let (bytes, ok) = Self.decodeHexWord(digits)
+                valid = valid && ok
+                out.storeBytes(of: bytes.littleEndian, toByteOffset: word &* 4, as: UInt32.self)
+            }
+            return valid
+        }
+        guard valid else { return nil }
+        storage = .compact(vector, count: 32)
+    }
+
+    /// Eight hex digits (the first in the lowest byte) as four bytes (the first lowest), and
+    /// whether all eight were hex digits. SWAR: with every byte below 0x80, adding a constant to
+    /// each byte carries into its high bit exactly when the byte is at least some value, and never
+    /// into the next byte.
+    @inline(__always)
+    package static func decodeHexWord(_ word: UInt64) -> (UInt32, Bool) {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let ascii = word & highs == 0
+        let atLeast0 = (word &+ ones &* (0x80 - 0x30)) & highs
+        let above9 = (word &+ ones &* (0x80 - 0x3A)) & highs
+        let lower = word | ones &* 0x20
+        let atLeastA = (lower &+ ones &* (0x80 - 0x61)) & highs
+        let aboveF = (lower &+ ones &* (0x80 - 0x67)) & highs
+        let isDigit = atLeast0 & ~above9
+        let isLetter = atLeastA & ~aboveF
+        let valid = ascii && (isDigit | isLetter) == highs
+        // '0'...'9' end in 0...9, 'a'...'f' and 'A'...'F' in 1...6: add 9 to letters.
+        let nibbles = (word & (ones &* 0x0F)) &+ (isLetter >> 7) &* 9
+        // Pairs into bytes (the first digit of a pair is the high nibble), then bytes together.
+        var packed = (nibbles & 0x000F_000F_000F_000F) << 4 | (nibbles >> 8) & 0x000F_000F_000F_000F
+        packed = (packed | packed >> 8) & 0x0000_FFFF_0000_FFFF
+        packed = (packed | packed >> 16) & 0xFFFF_FFFF
+        return (UInt32(truncatingIfNeeded: packed), valid)
+    }
+
     /// "token has 63 hex digits, expected 64 (32 bytes)".
     private static func oddDigitCount(_ digits: Int) -> LegacyAPNsError {
         let expected = "expected \(standardByteCount * 2) (\(standardByteCount) bytes)"

@@ -78,8 +78,36 @@ final class JSONLinesInput: Sendable {
 
     /// The checked notifications for the binary protocol, in input order (a notification without
     /// an `id` has a nil identifier: reports name it by its line, ``LineIndex/line(of:)``).
-    func notifications() -> Records<PushNotification> {
-        Records(parts: spools.map { $0.records() }) { $0.pushNotification }
+    func notifications() -> Notifications { Notifications(parts: spools.map { $0.records() }) }
+
+    /// The spools' records one after the other as binary notifications, each decoded straight
+    /// from the spool's buffer.
+    struct Notifications: Sequence, Sendable {
+        let parts: [SpoolFile.Records]
+
+        func makeIterator() -> Iterator { Iterator(parts: parts) }
+
+        struct Iterator: IteratorProtocol {
+            let parts: [SpoolFile.Records]
+            var part = 0
+            var current: SpoolFile.Records.Iterator?
+
+            init(parts: [SpoolFile.Records]) {
+                self.parts = parts
+                current = parts.first?.makeIterator()
+            }
+
+            mutating func next() -> PushNotification? {
+                while current != nil {
+                    if let notification = current!.next(decoding: SpoolRecord.decodeNotification) {
+                        return notification
+                    }
+                    part += 1
+                    current = part < parts.count ? parts[part].makeIterator() : nil
+                }
+                return nil
+            }
+        }
     }
 
     /// The checked requests for the HTTP/2 API, in input order.

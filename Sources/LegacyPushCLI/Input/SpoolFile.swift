@@ -69,10 +69,16 @@ final class SpoolFile: @unchecked Sendable {
 
             init(descriptor: Int32) { self.descriptor = descriptor }
 
-            mutating func next() -> SpoolRecord.Decoded? {
+            mutating func next() -> SpoolRecord.Decoded? { next(decoding: SpoolRecord.decode) }
+
+            /// The next record as `decode` reads it (nil from `decode`: not a whole record yet).
+            @inline(__always)
+            mutating func next<Record>(decoding decode: (UnsafeRawBufferPointer) -> (Record, size: Int)?)
+                -> Record?
+            {
                 while true {
                     let decoded = buffer.withUnsafeBytes { raw in
-                        SpoolRecord.decode(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+                        decode(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
                     }
                     if let (record, size) = decoded {
                         start += size
