@@ -126,7 +126,9 @@ import Testing
         #expect(report.accepted == 0)
         let named = report.failure?.reason ?? report.unconfirmed.first?.why ?? ""
         #expect(!named.isEmpty, "\(report)")
-        #expect(server.bytesWritten.get() > 64 * 1024)  // the client was made to read a lot
+        // At least the first burst of 256 SETTINGS (15 bytes each) went to the client, which then
+        // ended the connection itself (nghttp2 refuses a flood) or timed its requests out.
+        #expect(server.bytesWritten.get() >= 15 + 256 * 15)
     }
 
     @Test func reasonsNobodyKnowsSurviveAsOpenValues() async throws {
