@@ -4,8 +4,9 @@
 //         [--only TEXT] [suite ...]
 //
 // Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli, cli-floor,
-// http2-serve, bridge (default: all; http2-serve needs h2load and nghttpd, Debian's nghttp2-client
-// and nghttp2-server). Each suite runs N times (default 3) and the median run by rate is reported,
+// http2-serve, bridge, http2-client (default: all; http2-serve and http2-client need h2load and
+// nghttpd, Debian's nghttp2-client and nghttp2-server; http2-client also runs aioapns from the
+// venv of Scripts/test-tools.sh when it is there). Each suite runs N times (default 3) and the median run by rate is reported,
 // with the range; cli-floor alternates its two programs N times (default 5) in one run and reports
 // medians. Every figure is measured on this machine at run time; nothing is hard-coded. --only runs
 // just the end-to-end cases whose name contains TEXT (for profiling one of them). See BENCHMARKS.md
@@ -38,7 +39,7 @@ let onlyCases: String? = arguments.firstIndex(of: "--only").flatMap {
 if suites.isEmpty {
     suites = [
         "encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "cli-floor",
-        "http2-serve", "bridge",
+        "http2-serve", "bridge", "http2-client",
     ]
 }
 
@@ -87,6 +88,12 @@ for suite in suites {
     if suite == "http2-serve" {
         // Its own median: ours and nghttpd alternate in each run, so both see the same machine.
         await HTTP2ServeBenchmarks.run(quick: quick, runs: runs, report: record)
+        reportMedians()
+        continue
+    }
+    if suite == "http2-client" {
+        // Its own median: ours, h2load -> nghttpd and aioapns alternate in each run.
+        await HTTP2ClientBenchmarks.run(quick: quick, runs: runs, report: record)
         reportMedians()
         continue
     }
