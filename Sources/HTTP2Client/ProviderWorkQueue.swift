@@ -34,7 +34,7 @@ final class ProviderWorkQueue: @unchecked Sendable {
     private var spaceWaiters: [Handoff<Void>] = []
     /// Connections waiting on their sockets with nothing to send: woken when work arrives.
     private var sleepers: [WakeSignal] = []
-    private var random = SystemRandomNumberGenerator()
+    private var random = BufferedRandom()
 
     init(capacity: Int) {
         self.capacity = Swift.max(1, capacity)

@@ -41,6 +41,9 @@ extension PushType {
     /// only `content-available`, `alert` otherwise (what `send --http2` and the bridge assume).
     public static func inferred(for payload: Payload) -> PushType {
         payload.bytes.withUnsafeBytes { bytes -> PushType in
+            // Background needs an `aps` holding only "content-available": a payload without that
+            // text (and without escapes, which could spell it) is an alert, found without parsing.
+            guard mayNameContentAvailable(bytes) else { return .alert }
             guard let members = try? JSONScanner.objectMembers(bytes),
                 let aps = members.first(where: { $0.key == "aps" })
             else { return .alert }
@@ -48,5 +51,31 @@ extension PushType {
             guard let keys = try? JSONScanner.objectMembers(apsBytes).map(\.key) else { return .alert }
             return keys == ["content-available"] ? .background : .alert
         }
+    }
+
+    /// Whether `bytes` contain `content-available` or a backslash (an escape could spell it).
+    private static func mayNameContentAvailable(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let needle: StaticString = "content-available"
+        let length = needle.utf8CodeUnitCount
+        guard bytes.count >= length else { return bytes.contains(UInt8(ascii: "\\")) }
+        return needle.withUTF8Buffer { word in
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\\") { return true }
+                if byte == word[0], index + length <= bytes.count,
+                    memcmpEqual(bytes, from: index, word)
+                {
+                    return true
+                }
+            }
+            return false
+        }
+    }
+
+    private static func memcmpEqual(
+        _ bytes: UnsafeRawBufferPointer, from start: Int, _ word: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        for offset in 0..<word.count where bytes[start + offset] != word[offset] { return false }
+        return true
     }
 }

@@ -24,6 +24,25 @@ import Testing
         #expect(type.maximumPayloadSize == limit)
     }
 
+    /// Background only for an `aps` holding just content-available, however the payload is spelt
+    /// (the quick look for the word, and for escapes that could spell it, must agree with the parse).
+    @Test(
+        arguments: [
+            (#"{"aps":{"content-available":1}}"#, PushType.background),
+            (#"{ "aps" : { "content-available" : 1 } , "custom" : "x" }"#, .background),
+            (#"{"aps":{"content\u002davailable":1}}"#, .background),
+            (#"{"aps":{"alert":"hi"}}"#, .alert),
+            (#"{"aps":{"alert":"content-available"}}"#, .alert),
+            (#"{"aps":{"content-available":1,"sound":"default"}}"#, .alert),
+            (#"{"custom":{"content-available":1}}"#, .alert),
+            (#"{"aps":{"alert":"a \"quoted\" word"}}"#, .alert),
+            (#"{}"#, .alert),
+            (#"not json"#, .alert),
+        ])
+    func inferenceAgreesWithTheParseHoweverThePayloadIsSpelt(_ json: String, _ expected: PushType) {
+        #expect(PushType.inferred(for: Payload(unvalidatedBytes: Array(json.utf8))) == expected)
+    }
+
     @Test func allKnownListsElevenTypesOnce() {
         #expect(PushType.allKnown.count == 11)
         #expect(Set(PushType.allKnown).count == 11)
