@@ -255,15 +255,7 @@ public final class GatewaySimulator: Sendable {
     public func withRunning<Result>(
         isolation: isolated (any Actor)? = #isolation, _ body: (Endpoints) async throws -> Result
     ) async throws -> Result {
-        let endpoints = try await start()
-        do {
-            let result = try await body(endpoints)
-            await stop()
-            return result
-        } catch {
-            await stop()
-            throw error
-        }
+        try await withStarted(start: { try await start() }, stop: { await stop() }, body)
     }
 
     /// The longest ``stop()`` waits for connection threads.

@@ -189,15 +189,7 @@ public final class Bridge: Sendable {
     public func withRunning<Result>(
         isolation: isolated (any Actor)? = #isolation, _ body: (Endpoints) async throws -> Result
     ) async throws -> Result {
-        let endpoints = try await start()
-        do {
-            let result = try await body(endpoints)
-            await stop()
-            return result
-        } catch {
-            await stop()
-            throw error
-        }
+        try await withStarted(start: { try await start() }, stop: { await stop() }, body)
     }
 
     // MARK: - Threads

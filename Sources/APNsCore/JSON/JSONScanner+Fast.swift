@@ -186,28 +186,7 @@ extension JSONScanner {
     @inline(__always)
     private static func fastSkipUTF8Sequence(_ base: UnsafeRawPointer, at index: Int, end: Int) -> Int? {
         let lead = base.load(fromByteOffset: index, as: UInt8.self)
-        let length: Int
-        var lower: UInt8 = 0x80
-        var upper: UInt8 = 0xBF
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0:
-            length = 3
-            lower = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED:
-            length = 3
-            upper = 0x9F
-        case 0xF0:
-            length = 4
-            lower = 0x90
-        case 0xF1...0xF3: length = 4
-        case 0xF4:
-            length = 4
-            upper = 0x8F
-        default: return nil
-        }
-        guard index + length <= end else { return nil }
+        guard let (length, lower, upper) = utf8SequenceShape(lead: lead), index + length <= end else { return nil }
         let second = base.load(fromByteOffset: index + 1, as: UInt8.self)
         guard second >= lower, second <= upper else { return nil }
         for offset in 2..<length where base.load(fromByteOffset: index + offset, as: UInt8.self) & 0xC0 != 0x80 {

@@ -229,29 +229,28 @@ package enum JSONScanner {
         return true
     }
 
+    /// A multi-byte UTF-8 sequence's length and the range its second byte must fall in (which
+    /// rules out overlongs, surrogates and code points above U+10FFFF), by its lead byte; nil for
+    /// a byte that cannot lead one. Shared by both scanners.
+    @inline(__always)
+    static func utf8SequenceShape(lead: UInt8) -> (length: Int, lower: UInt8, upper: UInt8)? {
+        switch lead {
+        case 0xC2...0xDF: (2, 0x80, 0xBF)
+        case 0xE0: (3, 0xA0, 0xBF)
+        case 0xE1...0xEC, 0xEE...0xEF: (3, 0x80, 0xBF)
+        case 0xED: (3, 0x80, 0x9F)
+        case 0xF0: (4, 0x90, 0xBF)
+        case 0xF1...0xF3: (4, 0x80, 0xBF)
+        case 0xF4: (4, 0x80, 0x8F)
+        default: nil
+        }
+    }
+
     /// Validates one multi-byte UTF-8 sequence (no overlongs, no surrogates, at most U+10FFFF).
     private static func skipUTF8Sequence(_ bytes: UnsafeRawBufferPointer, at index: Int) throws(Failure) -> Int {
         let lead = bytes[index]
-        let length: Int
-        var lower: UInt8 = 0x80
-        var upper: UInt8 = 0xBF
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0:
-            length = 3
-            lower = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED:
-            length = 3
-            upper = 0x9F
-        case 0xF0:
-            length = 4
-            lower = 0x90
-        case 0xF1...0xF3: length = 4
-        case 0xF4:
-            length = 4
-            upper = 0x8F
-        default: throw Failure(offset: index, message: "invalid UTF-8 byte \(hexByte(lead))")
+        guard let (length, lower, upper) = utf8SequenceShape(lead: lead) else {
+            throw Failure(offset: index, message: "invalid UTF-8 byte \(hexByte(lead))")
         }
         guard index + length <= bytes.count else { throw Failure(offset: index, message: "truncated UTF-8 sequence") }
         let second = bytes[index + 1]

@@ -117,15 +117,7 @@ public final class ProviderSimulator: Sendable {
     public func withRunning<Result>(
         isolation: isolated (any Actor)? = #isolation, _ body: (Endpoint) async throws -> Result
     ) async throws -> Result {
-        let endpoint = try await start()
-        do {
-            let result = try await body(endpoint)
-            await stop()
-            return result
-        } catch {
-            await stop()
-            throw error
-        }
+        try await withStarted(start: { try await start() }, stop: { await stop() }, body)
     }
 
     /// The longest ``stop()`` waits for connection threads.

@@ -20,6 +20,13 @@ enum Files {
         return descriptor
     }
 
+    /// Opens (creating if need be) `path` for appending, as `--record` does: 0644, close-on-exec.
+    static func openForAppending(_ path: String) throws -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw CLIError.usage("cannot write '\(path)': \(errnoDescription())") }
+        return descriptor
+    }
+
     /// Reads the whole file (or stdin for `-`), refusing files over `limit` bytes.
     static func read(_ path: String, limit: Int = 64 * 1024 * 1024) throws -> [UInt8] {
         let descriptor = try openForReading(path)

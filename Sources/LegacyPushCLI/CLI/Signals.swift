@@ -51,3 +51,26 @@ final class Latch: Sendable {
         }
     }
 }
+
+extension InterruptWatch {
+    /// Runs a server until SIGINT or SIGTERM (`serve`, `serve --http2`, `bridge`): the signals are
+    /// watched before `start`, so a script that signals as soon as it reads the line `announce`
+    /// prints is never missed (nor killed by the default action); then `stop` runs.
+    static func serve<Endpoints>(
+        start: () async throws -> Endpoints, announce: (Endpoints) -> Void, stop: () async -> Void
+    ) async throws {
+        let interrupted = Handoff<Void>()
+        let watch = InterruptWatch { interrupted.put(()) }
+        let endpoints: Endpoints
+        do {
+            endpoints = try await start()
+        } catch {
+            watch.cancel()
+            throw error
+        }
+        announce(endpoints)
+        await interrupted.take()
+        watch.cancel()
+        await stop()
+    }
+}

@@ -188,24 +188,14 @@ enum BridgeCommand {
         configuration.events = { log.record($0) }
 
         let bridge = try Bridge(configuration: configuration)
-        // Watched before "listening" is printed: a script may signal as soon as it reads it.
-        let interrupted = Handoff<Void>()
-        let watch = InterruptWatch { interrupted.put(()) }
-        let endpoints: Bridge.Endpoints
-        do {
-            endpoints = try await bridge.start()
-        } catch {
-            watch.cancel()
-            throw error
-        }
-        let bridging = "binary, bridging to \(upstreamEndpoint)"
-        log.line("listening on \(endpoints.gateway) (\(bridging))")
-        if let feedback = endpoints.feedback { log.line("feedback on \(feedback)") }
-        console.flush()
-
-        await interrupted.take()
-        watch.cancel()
-        await bridge.stop()
+        try await InterruptWatch.serve(
+            start: { try await bridge.start() },
+            announce: { endpoints in
+                log.line("listening on \(endpoints.gateway) (binary, bridging to \(upstreamEndpoint))")
+                if let feedback = endpoints.feedback { log.line("feedback on \(feedback)") }
+                console.flush()
+            },
+            stop: { await bridge.stop() })
         let statistics = bridge.statistics
         if json {
             console.print(BridgeLog.summaryJSON(statistics))

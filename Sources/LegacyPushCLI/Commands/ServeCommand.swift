@@ -177,15 +177,9 @@ enum ServeCommand {
         configuration.topics = topics
         configuration.faults = faults
         configuration.feedback = feedback
-        var recordDescriptor: Int32 = -1
-        if let path = recordPath {
-            recordDescriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard recordDescriptor >= 0 else {
-                throw CLIError.usage("cannot write '\(path)': \(Files.errnoDescription())")
-            }
-            configuration.recorder = JSONLinesRecorder(fileDescriptor: recordDescriptor)
-        }
+        let recordDescriptor = try recordPath.map(Files.openForAppending) ?? -1
         defer { if recordDescriptor >= 0 { close(recordDescriptor) } }
+        if recordDescriptor >= 0 { configuration.recorder = JSONLinesRecorder(fileDescriptor: recordDescriptor) }
         if !arguments.isSet(Options.quiet) {
             configuration.events = { event in
                 if let line = describe(event) { console.diagnostic(line) }
@@ -194,23 +188,14 @@ enum ServeCommand {
 
         FileDescriptor.raiseLimit(to: maximumConnections + 256)
         let simulator = try GatewaySimulator(configuration: configuration)
-        // Watched before "listening" is printed: a script may signal as soon as it reads it.
-        let interrupted = Handoff<Void>()
-        let watch = InterruptWatch { interrupted.put(()) }
-        let endpoints: GatewaySimulator.Endpoints
-        do {
-            endpoints = try await simulator.start()
-        } catch {
-            watch.cancel()
-            throw error
-        }
-        console.print("listening on \(endpoints.gateway)")
-        if let feedback = endpoints.feedback { console.print("feedback on \(feedback)") }
-        console.flush()
-
-        await interrupted.take()
-        watch.cancel()
-        await simulator.stop()
+        try await InterruptWatch.serve(
+            start: { try await simulator.start() },
+            announce: { endpoints in
+                console.print("listening on \(endpoints.gateway)")
+                if let feedback = endpoints.feedback { console.print("feedback on \(feedback)") }
+                console.flush()
+            },
+            stop: { await simulator.stop() })
         let statistics = simulator.statistics
         console.diagnostic(
             "stopped: \(statistics.connections) connections, \(statistics.accepted) accepted, \(statistics.rejected) rejected, "

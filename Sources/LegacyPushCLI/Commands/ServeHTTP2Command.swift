@@ -289,15 +289,11 @@ enum ServeHTTP2Command {
         configuration.maximumConcurrentStreams = maximumStreams
         configuration.faults = faults
         configuration.limits = limits
-        var recordDescriptor: Int32 = -1
-        if let path = recordPath {
-            recordDescriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard recordDescriptor >= 0 else {
-                throw CLIError.usage("cannot write '\(path)': \(Files.errnoDescription())")
-            }
+        let recordDescriptor = try recordPath.map(Files.openForAppending) ?? -1
+        defer { if recordDescriptor >= 0 { close(recordDescriptor) } }
+        if recordDescriptor >= 0 {
             configuration.recorder = JSONLinesProviderRecorder(fileDescriptor: recordDescriptor)
         }
-        defer { if recordDescriptor >= 0 { close(recordDescriptor) } }
         if !arguments.isSet(Options.quiet) {
             configuration.events = { event in
                 if let line = describe(event) { console.diagnostic(line) }
@@ -308,21 +304,13 @@ enum ServeHTTP2Command {
         }
 
         let simulator = try ProviderSimulator(configuration: configuration)
-        // Watching before saying "listening": a script may send SIGINT as soon as it reads it.
-        let interrupted = Handoff<Void>()
-        let watch = InterruptWatch { interrupted.put(()) }
-        let endpoint: Endpoint
-        do {
-            endpoint = try await simulator.start()
-        } catch {
-            watch.cancel()
-            throw error
-        }
-        console.print("listening on \(endpoint) (HTTP/2)")
-        console.flush()
-        await interrupted.take()
-        watch.cancel()
-        await simulator.stop()
+        try await InterruptWatch.serve(
+            start: { try await simulator.start() },
+            announce: { endpoint in
+                console.print("listening on \(endpoint) (HTTP/2)")
+                console.flush()
+            },
+            stop: { await simulator.stop() })
         console.diagnostic("stopped: \(simulator.statistics.summary)")
         return .success
     }

@@ -17,7 +17,7 @@ import Testing
     }
 
     static func healthy(_ fixture: BridgeFixture, from first: Int = 1_000) async throws -> Bool {
-        let report = await try fixture.client().send((first..<first + 50).map { TestGateway.notification($0) })
+        let report = try await fixture.client().send((first..<first + 50).map { TestGateway.notification($0) })
         return report.isCompleteSuccess && report.accepted == 50
     }
 

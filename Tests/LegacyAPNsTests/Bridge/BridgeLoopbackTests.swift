@@ -19,7 +19,7 @@ import Testing
 
     @Test func everyNotificationIsDeliveredUpstreamExactlyOnce() async throws {
         try await withBridge { fixture in
-            let report = await try fixture.client().send(Self.notifications(1...2000))
+            let report = try await fixture.client().send(Self.notifications(1...2000))
             #expect(report.failure == nil)
             #expect(report.accepted == 2000)
             #expect(report.rejected.isEmpty)
@@ -43,7 +43,7 @@ import Testing
         let bad = [137, 600]
         for index in bad { faults.failingTokens[TestGateway.notification(index).token] = .badDeviceToken }
         try await withBridge(faults: faults, configure: { $0.strictOrder = strictOrder }) { fixture in
-            let report = await try fixture.client().send(Self.notifications(1...1000))
+            let report = try await fixture.client().send(Self.notifications(1...1000))
             #expect(report.failure == nil)
             #expect(report.rejected.map(\.identifier) == [137, 600])
             #expect(report.rejected.map(\.status) == [.invalidToken, .invalidToken])
@@ -75,7 +75,7 @@ import Testing
             notifications[9] = PushNotification(
                 token: try DeviceToken(bytes: [UInt8](repeating: 0xAB, count: 16)), payload: notifications[9].payload,
                 identifier: 10)
-            let report = await try fixture.client().send(notifications)
+            let report = try await fixture.client().send(notifications)
             #expect(report.rejected.map(\.identifier) == [10])
             #expect(report.rejected.map(\.status) == [.invalidTokenSize])
             #expect(report.accepted == 19)
@@ -93,7 +93,7 @@ import Testing
         faults.unregisteredTokens[TestGateway.notification(5).token] = .milliseconds(1_700_000_000_999)
         faults.unregisteredTokens[TestGateway.notification(9).token] = .milliseconds(1_600_000_000_000)
         try await withBridge(faults: faults, store: store) { fixture in
-            let report = await try fixture.client().send(Self.notifications(1...50))
+            let report = try await fixture.client().send(Self.notifications(1...50))
             #expect(report.accepted == 50)
             #expect(report.rejected.isEmpty)
             #expect(fixture.bridge.statistics.unregistered == 2)
@@ -122,7 +122,7 @@ import Testing
         var faults = ProviderFaults()
         faults.goawayAfter = 100
         try await withBridge(faults: faults) { fixture in
-            let report = await try fixture.client().send(Self.notifications(1...1000))
+            let report = try await fixture.client().send(Self.notifications(1...1000))
             #expect(report.failure == nil)
             #expect(report.accepted == 1000)
             let deliveries = fixture.deliveries()
@@ -137,7 +137,7 @@ import Testing
         var faults = ProviderFaults()
         faults.resetAfter = 150
         try await withBridge(faults: faults) { fixture in
-            let report = await try fixture.client().send(Self.notifications(1...600))
+            let report = try await fixture.client().send(Self.notifications(1...600))
             #expect(report.failure == nil)
             #expect(report.accepted == 600)
             let deliveries = fixture.deliveries()
@@ -220,7 +220,7 @@ import Testing
                 $0.upstream.delivery.maximumAttempts = 2
             }
         ) { fixture in
-            let report = await try fixture.client().send(Self.notifications(1...60))
+            let report = try await fixture.client().send(Self.notifications(1...60))
             #expect(report.accepted == 59, "\(report)")
             let stuck =
                 report.unconfirmed.map { TestGateway.index(of: $0.notification) }
@@ -242,7 +242,7 @@ import Testing
             faults.unregisteredTokens[TestGateway.notification(index).token] = .milliseconds(1_700_000_000_000)
         }
         try await withBridge(faults: faults, configure: { $0.storeMaximumPages = 4 }) { fixture in
-            let report = await try fixture.client().send(Self.notifications(1...count))
+            let report = try await fixture.client().send(Self.notifications(1...count))
             let stored = await fixture.bridge.storedFeedbackCount()
             #expect(stored > 0 && stored < count, "the store held \(stored)")
             #expect(report.accepted + report.rejected.count + report.unconfirmed.count == count, "\(report)")
@@ -276,7 +276,7 @@ import Testing
         let bridge = try Bridge(configuration: configuration)
         try await bridge.withRunning { endpoints in
             let fixture = BridgeFixture(bridge: bridge, endpoints: endpoints, upstream: nil, events: events)
-            let report = await try fixture.client().send(Self.notifications(1...5))
+            let report = try await fixture.client().send(Self.notifications(1...5))
             #expect(report.accepted == 0)
             #expect(report.rejected.isEmpty)
             #expect(report.failure != nil || !report.unconfirmed.isEmpty)
@@ -300,7 +300,7 @@ import Testing
             keyPEM: Fixtures.bytes(Fixtures.certs("untrusted.key")), passphrase: nil)
         try await withBridge { fixture in
             for identity in [expired, untrusted] {
-                let report = await try fixture.client(identity: identity).send(Self.notifications(1...3))
+                let report = try await fixture.client(identity: identity).send(Self.notifications(1...3))
                 #expect(report.accepted == 0)
                 #expect(report.failure != nil)
             }
@@ -316,7 +316,7 @@ import Testing
         }
         try await withBridge(configure: { $0.pinnedFingerprints = [expired.certificate.sha256Fingerprint] }) {
             fixture in
-            let report = await try fixture.client(identity: expired).send(Self.notifications(1...3))
+            let report = try await fixture.client(identity: expired).send(Self.notifications(1...3))
             #expect(report.failure == nil)
             #expect(report.accepted == 3)
             #expect(fixture.deliveries().count == 3)

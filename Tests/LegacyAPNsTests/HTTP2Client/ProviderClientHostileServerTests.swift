@@ -145,7 +145,7 @@ import Testing
             }
             guard let session = try? HTTP2Session(role: .server, delegate: responder) else { return }
             responder.session = session
-            try? HTTP2TLSDriver(tls: tls, session: session).run(timeout: 20)
+            _ = try? HTTP2TLSDriver(tls: tls, session: session).run(timeout: 20)
         }
         defer { server.stop() }
         let report = try #require(try await Self.send(25, through: server))
