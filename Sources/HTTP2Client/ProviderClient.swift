@@ -83,17 +83,30 @@ public struct ProviderClient: Sendable {
 
     /// Sends every notification of a sequence, iterated on a thread of its own as fast as the
     /// connections take them.
+    ///
+    /// The requests are handed to the connections ``batchSize`` at a time, so a sequence that
+    /// produces slowly (one that waits on a pipe, say) is better sent as an `AsyncSequence`, whose
+    /// elements go out one by one as they come.
     public func send<Input: Sequence & Sendable>(_ requests: Input) async -> ProviderSendReport
     where Input.Element == ProviderRequest {
         await run { stream in
             await OSThread.run(name: "apns-h2-input") {
+                var batch: [ProviderRequest] = []
+                batch.reserveCapacity(Self.batchSize)
                 for request in requests {
-                    guard stream.submitBlocking(request) != nil else { break }
+                    batch.append(request)
+                    guard batch.count == Self.batchSize else { continue }
+                    guard stream.submitBlocking(contentsOf: batch) else { return }
+                    batch.removeAll(keepingCapacity: true)
                 }
+                if !batch.isEmpty { _ = stream.submitBlocking(contentsOf: batch) }
             }
             return nil
         }
     }
+
+    /// Requests a synchronous sequence hands over at a time (one lock for the lot).
+    public static let batchSize = 64
 
     /// Sends every notification of an asynchronous sequence, streaming. If the sequence throws,
     /// no more are taken, those taken are settled, and the error is the report's failure.

@@ -106,9 +106,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
     private func publish() {
         queue.requeue(machine.takeRequeued())
         queue.finalized(machine.takeFinalizedCount())
-        let pending = machine.takeEvents()
-        guard let events, !pending.isEmpty else { return }
-        for event in pending { events(event) }
+        machine.drainEvents(events)
     }
 
     /// Waits `delay` before reconnecting, in slices, so a stopped send does not wait it out.
@@ -191,7 +189,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
         }
     }
 
-    private func submit(_ entry: ProviderEntry, now: Duration) {
+    private func submit(_ entry: consuming ProviderEntry, now: Duration) {
         var request = entry.request
         if request.topic == nil { request.topic = settings.defaultTopic }
         if request.pushType == nil { request.pushType = .inferred(for: request.payload) }
@@ -324,23 +322,21 @@ final class ProviderConnection: HTTP2SessionDelegate {
     }
 
     func didReceiveHeader(stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        guard var partial = partials[stream] else { return }
+        // Changed in place (`partials[stream]?.x = ...`): one lookup, no copy of the partial.
         if Self.equals(name, ":status") {
             var status = 0
             for byte in value where byte >= 0x30 && byte <= 0x39 { status = status * 10 + Int(byte - 0x30) }
-            partial.status = value.count == 3 ? status : 0
+            partials[stream]?.status = value.count == 3 ? status : 0
         } else if Self.equals(name, "apns-id") {
-            partial.apnsID = APNsID(utf8: value)
+            partials[stream]?.apnsID = APNsID(utf8: value)
         } else if Self.equals(name, "apns-unique-id") {
-            partial.uniqueID = APNsID(utf8: value)
+            partials[stream]?.uniqueID = APNsID(utf8: value)
         }
-        partials[stream] = partial
     }
 
     func didReceiveData(stream: Int32, bytes: UnsafeRawBufferPointer) {
-        guard var partial = partials[stream], partial.body.count < Self.maximumBodySize else { return }
-        partial.body.append(contentsOf: bytes.prefix(Self.maximumBodySize - partial.body.count))
-        partials[stream] = partial
+        guard let count = partials[stream]?.body.count, count < Self.maximumBodySize else { return }
+        partials[stream]?.body.append(contentsOf: bytes.prefix(Self.maximumBodySize - count))
     }
 
     func didCloseStream(stream: Int32, errorCode: HTTP2ErrorCode) {

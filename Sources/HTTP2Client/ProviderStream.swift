@@ -82,6 +82,13 @@ public final class ProviderStream: Sendable {
         queue.pushWaiting(request, tag: tag)
     }
 
+    /// Submits requests from an OS thread in one go (positions follow on in their order),
+    /// blocking it while the input buffer is full. False when the stream has stopped (then none of
+    /// them was taken).
+    func submitBlocking(contentsOf requests: [ProviderRequest]) -> Bool {
+        queue.pushWaiting(contentsOf: requests)
+    }
+
     /// Why the stream stopped (nil while it takes notifications).
     public var failure: LegacyAPNsError? { queue.stopReason }
 

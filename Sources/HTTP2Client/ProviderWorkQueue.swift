@@ -75,6 +75,19 @@ final class ProviderWorkQueue: @unchecked Sendable {
         }
     }
 
+    /// Adds requests from a producer thread in one go (one lock for the lot), blocking while the
+    /// queue is full afterwards. False once the send has stopped (then none of them was taken).
+    func pushWaiting(contentsOf requests: [ProviderRequest]) -> Bool {
+        lock.withLock {
+            guard stopped == nil else { return false }
+            for request in requests { input.append(entry(for: request, tag: 0)) }
+            lock.broadcast()
+            wakeSleepers()
+            while input.count >= capacity, stopped == nil { _ = lock.wait(timeout: 1) }
+            return stopped == nil
+        }
+    }
+
     /// Adds a request from async code, suspending (not blocking) while the queue is full. Returns
     /// its position, or nil once the send has stopped.
     @discardableResult

@@ -36,17 +36,32 @@ public struct APNsID: Hashable, Sendable, RawRepresentable, CustomStringConverti
     /// anything else.
     public init?(utf8 text: UnsafeRawBufferPointer) {
         guard text.count == Self.textCount else { return nil }
-        var value: UInt128 = 0
-        for index in 0..<Self.textCount {
-            let byte = text[index]
-            if index == 8 || index == 13 || index == 18 || index == 23 {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                continue
+        let dash = UInt8(ascii: "-")
+        guard text[8] == dash, text[13] == dash, text[18] == dash, text[23] == dash else { return nil }
+        // The 32 digits side by side, then eight at a time in a 64-bit word (a response's apns-id
+        // is read once per notification).
+        var digits = SIMD32<UInt8>()
+        var value = SIMD16<UInt8>()
+        let valid = withUnsafeMutableBytes(of: &digits) { out in
+            let base = text.baseAddress!
+            out.baseAddress!.copyMemory(from: base, byteCount: 8)
+            (out.baseAddress! + 8).copyMemory(from: base + 9, byteCount: 4)
+            (out.baseAddress! + 12).copyMemory(from: base + 14, byteCount: 4)
+            (out.baseAddress! + 16).copyMemory(from: base + 19, byteCount: 4)
+            (out.baseAddress! + 20).copyMemory(from: base + 24, byteCount: 12)
+            return withUnsafeMutableBytes(of: &value) { bytes in
+                var valid = true
+                for word in 0..<4 {
+                    let (decoded, ok) = DeviceToken.decodeHexWord(
+                        UInt64(littleEndian: out.loadUnaligned(fromByteOffset: word &* 8, as: UInt64.self)))
+                    valid = valid && ok
+                    bytes.storeBytes(of: decoded.littleEndian, toByteOffset: word &* 4, as: UInt32.self)
+                }
+                return valid
             }
-            guard let nibble = JSONScanner.hexValue(byte) else { return nil }
-            value = value << 4 | UInt128(nibble)
         }
-        rawValue = value
+        guard valid else { return nil }
+        rawValue = withUnsafeBytes(of: value) { UInt128(bigEndian: $0.loadUnaligned(as: UInt128.self)) }
     }
 
     /// A random version 4 UUID (RFC 9562 §5.4) drawn from `generator`.

@@ -9,12 +9,23 @@ extension ProviderRequest {
     /// (BadCollapseId), and, with token auth, a missing topic (MissingTopic). The device token's
     /// size is checked when the request is made.
     public func problem(usesTokens: Bool) -> (reason: ProviderReason, explanation: String)? {
+        Self.problem(
+            payloadCount: payload.count, pushType: pushType, priority: priority, topic: topic, collapseID: collapseID,
+            usesTokens: usesTokens)
+    }
+
+    /// ``problem(usesTokens:)`` from the fields it looks at, for a check that has no request
+    /// (the JSON Lines check of `send --http2`, which would otherwise copy every payload).
+    package static func problem(
+        payloadCount: Int, pushType: PushType?, priority: Priority?, topic: String?, collapseID: String?,
+        usesTokens: Bool
+    ) -> (reason: ProviderReason, explanation: String)? {
         let type = pushType ?? .alert
-        if payload.count == 0 { return (.payloadEmpty, "the payload is empty") }
-        if payload.count > type.maximumPayloadSize {
+        if payloadCount == 0 { return (.payloadEmpty, "the payload is empty") }
+        if payloadCount > type.maximumPayloadSize {
             return (
                 .payloadTooLarge,
-                "the payload has \(payload.count) bytes; APNs takes at most \(type.maximumPayloadSize) for \(type) pushes"
+                "the payload has \(payloadCount) bytes; APNs takes at most \(type.maximumPayloadSize) for \(type) pushes"
             )
         }
         if let priority, ![10, 5, 1].contains(priority.rawValue) {
@@ -40,42 +51,62 @@ extension PushType {
     /// The push type a payload implies when none is given: `background` when its `aps` holds
     /// only `content-available`, `alert` otherwise (what `send --http2` and the bridge assume).
     public static func inferred(for payload: Payload) -> PushType {
-        payload.bytes.withUnsafeBytes { bytes -> PushType in
-            // Background needs an `aps` holding only "content-available": a payload without that
-            // text (and without escapes, which could spell it) is an alert, found without parsing.
-            guard mayNameContentAvailable(bytes) else { return .alert }
-            guard let members = try? JSONScanner.objectMembers(bytes),
-                let aps = members.first(where: { $0.key == "aps" })
-            else { return .alert }
-            let apsBytes = UnsafeRawBufferPointer(rebasing: bytes[aps.value])
-            guard let keys = try? JSONScanner.objectMembers(apsBytes).map(\.key) else { return .alert }
-            return keys == ["content-available"] ? .background : .alert
-        }
+        payload.bytes.withUnsafeBytes { inferred(forJSON: $0) }
+    }
+
+    /// ``inferred(for:)`` for a payload's bytes (checked JSON, not copied into a ``Payload``).
+    package static func inferred(forJSON bytes: UnsafeRawBufferPointer) -> PushType {
+        // Background needs an `aps` holding only "content-available": a payload without that
+        // text (and without escapes, which could spell it) is an alert, found without parsing.
+        guard mayNameContentAvailable(bytes) else { return .alert }
+        guard let members = try? JSONScanner.objectMembers(bytes),
+            let aps = members.first(where: { $0.key == "aps" })
+        else { return .alert }
+        let apsBytes = UnsafeRawBufferPointer(rebasing: bytes[aps.value])
+        guard let keys = try? JSONScanner.objectMembers(apsBytes).map(\.key) else { return .alert }
+        return keys == ["content-available"] ? .background : .alert
     }
 
     /// Whether `bytes` contain `content-available` or a backslash (an escape could spell it).
-    private static func mayNameContentAvailable(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let needle: StaticString = "content-available"
-        let length = needle.utf8CodeUnitCount
-        guard bytes.count >= length else { return bytes.contains(UInt8(ascii: "\\")) }
-        return needle.withUTF8Buffer { word in
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\\") { return true }
-                if byte == word[0], index + length <= bytes.count,
-                    memcmpEqual(bytes, from: index, word)
-                {
-                    return true
+    /// Eight bytes at a time, looking for the two bytes that matter: a backslash, and the hyphen
+    /// of `content-available` (payloads rarely hold either).
+    package static func mayNameContentAvailable(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let count = bytes.count
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var index = 0
+        while index < count {
+            if index &+ 8 <= count {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let hyphens = word ^ (ones &* 0x2D)
+                let backslashes = word ^ (ones &* 0x5C)
+                // A zero byte in either: one of the two is somewhere in these eight.
+                let found = ((hyphens &- ones) & ~hyphens | (backslashes &- ones) & ~backslashes) & highs
+                if found == 0 {
+                    index &+= 8
+                    continue
                 }
             }
-            return false
+            let end = Swift.min(index &+ 8, count)
+            while index < end {
+                let byte = base.load(fromByteOffset: index, as: UInt8.self)
+                if byte == UInt8(ascii: "\\") { return true }
+                if byte == UInt8(ascii: "-"), names(bytes, contentAvailableAroundHyphenAt: index) { return true }
+                index &+= 1
+            }
         }
+        return false
     }
 
-    private static func memcmpEqual(
-        _ bytes: UnsafeRawBufferPointer, from start: Int, _ word: UnsafeBufferPointer<UInt8>
-    ) -> Bool {
-        for offset in 0..<word.count where bytes[start + offset] != word[offset] { return false }
-        return true
+    /// Whether `content-available` is spelt in `bytes` with its hyphen at `hyphen`.
+    private static func names(_ bytes: UnsafeRawBufferPointer, contentAvailableAroundHyphenAt hyphen: Int) -> Bool {
+        let needle: StaticString = "content-available"
+        let before = 7  // "content"
+        guard hyphen >= before, hyphen - before + needle.utf8CodeUnitCount <= bytes.count else { return false }
+        return needle.withUTF8Buffer { word in
+            for offset in 0..<word.count where bytes[hyphen - before + offset] != word[offset] { return false }
+            return true
+        }
     }
 }

@@ -58,15 +58,20 @@ public struct ProviderRequest: Hashable, Sendable {
         apnsID: APNsID? = nil, expiration: Expiration? = nil, priority: Priority? = nil, collapseID: String? = nil,
         authorizationToken: String? = nil, identifier: UInt32? = nil
     ) throws {
+        try Self.checkToken(deviceToken)
+        self.init(
+            validatedToken: deviceToken, payload: payload, topic: topic, pushType: pushType, apnsID: apnsID,
+            expiration: expiration, priority: priority, collapseID: collapseID,
+            authorizationToken: authorizationToken, identifier: identifier)
+    }
+
+    /// Throws `invalidToken` for a token the HTTP/2 API cannot address (fewer than 32 bytes).
+    package static func checkToken(_ deviceToken: DeviceToken) throws {
         guard deviceToken.count >= DeviceToken.standardByteCount else {
             throw LegacyAPNsError(
                 .invalidToken,
                 "token has \(deviceToken.count) bytes, the HTTP/2 API needs at least \(DeviceToken.standardByteCount)")
         }
-        self.init(
-            validatedToken: deviceToken, payload: payload, topic: topic, pushType: pushType, apnsID: apnsID,
-            expiration: expiration, priority: priority, collapseID: collapseID,
-            authorizationToken: authorizationToken, identifier: identifier)
     }
 
     /// Creates a request from a token already known to have at least 32 bytes.

@@ -136,7 +136,9 @@ public struct ProviderConnectionMachine: Sendable {
         /// When the shared queue may be asked again.
         var nextTake: Duration = .zero
         var winding: Winding?
-        var submitting: ProviderEntry?
+        /// Where in `buffered` the entry handed out in ``Action/submit(_:)`` is, until the shell
+        /// reports what became of it.
+        var submittingIndex: Int?
         /// No stream can time out before this (a lower bound: the oldest stream's send time, or
         /// the last scan's moment, plus the request timeout), so the streams are scanned only then.
         var timeoutsCheckedUntil: Duration = .zero
@@ -144,14 +146,17 @@ public struct ProviderConnectionMachine: Sendable {
         var hasBuffered: Bool { bufferedIndex < buffered.count }
     }
 
+    /// Where the slot's connection is. An open connection's own state is ``open``, a separate
+    /// property changed in place (an `Open` in the enum would be copied out and back on every
+    /// event: several hundred bytes and a retain per field, twice per notification).
     enum State: Hashable, Sendable {
         case disconnected
         case connecting
-        case open(Open)
+        /// Connected; ``open`` holds the connection's state.
+        case open
         /// The shell closes; `then` says what follows.
         case closing(then: AfterClose)
         case failed
-        case modifying
     }
 
     /// What follows a close.
@@ -168,6 +173,8 @@ public struct ProviderConnectionMachine: Sendable {
     public let connection: Int
 
     private(set) var state: State = .disconnected
+    /// The connection's state while ``state`` is ``State/open`` (left behind, emptied, after it).
+    private var open = Open(serverLimit: 0, lastActivity: .zero)
     /// Entries taken and not yet submitted, kept across reconnects of this slot.
     private var carried: [ProviderEntry] = []
     private var inputIsExhausted = false
@@ -196,6 +203,17 @@ public struct ProviderConnectionMachine: Sendable {
         return pendingEvents
     }
 
+    /// Hands every event since the last call to `body`, in order, and forgets them: the outbox
+    /// keeps its storage, where ``takeEvents()`` hands it out and must allocate anew (a shell
+    /// drains after every action, several times per notification).
+    public mutating func drainEvents(_ body: ((ProviderEvent) -> Void)?) {
+        guard !pendingEvents.isEmpty else { return }
+        if let body {
+            for event in pendingEvents { body(event) }
+        }
+        pendingEvents.removeAll(keepingCapacity: true)
+    }
+
     /// Entries to put back on the shared queue (their ``ProviderEntry/notBefore`` says when they
     /// may go out again).
     public mutating func takeRequeued() -> [ProviderEntry] {
@@ -213,17 +231,17 @@ public struct ProviderConnectionMachine: Sendable {
 
     /// Streams in flight on the current connection.
     public var streamsInFlight: Int {
-        if case .open(let open) = state { return open.streams.count }
+        if case .open = state { return open.streams.count }
         return 0
     }
 
     /// Streams the connection may use now.
     public var streamLimit: Int {
-        guard case .open(let open) = state else { return 0 }
-        return limit(open)
+        guard case .open = state else { return 0 }
+        return limit()
     }
 
-    private func limit(_ open: Open) -> Int {
+    private func limit() -> Int {
         if configuration.usesTokens && !open.answered { return 1 }
         return Swift.max(0, Swift.min(open.serverLimit, configuration.maximumStreams))
     }
@@ -243,20 +261,17 @@ public struct ProviderConnectionMachine: Sendable {
             preconditionFailure("nextAction(now:) while connecting: report connected(now:) or connectFailed(_:now:)")
         case .closing:
             return .close
-        case .modifying:
-            preconditionFailure("state left in .modifying")
-        case .open(var open):
-            state = .modifying
-            let action = decide(&open, now: now)
-            if case .modifying = state { state = .open(open) }
-            return action
+        case .open:
+            return decide(now: now)
         }
     }
 
-    private mutating func decide(_ open: inout Open, now: Duration) -> Action {
+    private mutating func decide(now: Duration) -> Action {
         // A PING that went unanswered: the connection is dead.
         if let sent = open.pingSentAt, now - sent >= configuration.pingTimeout {
-            lose(&open, reason: "no answer to a PING within \(configuration.pingTimeout)", now: now)
+            lose(reason: "no answer to a PING within \(configuration.pingTimeout)", now: now)
+            // Taken while the PING was out and not submitted yet: the next connection's first.
+            returnBuffered()
             state = .closing(
                 then: .failure(
                     LegacyAPNsError(.timedOut, "the server did not answer a PING within \(configuration.pingTimeout)"),
@@ -264,15 +279,15 @@ public struct ProviderConnectionMachine: Sendable {
             return .close
         }
         // A request waiting too long: reset it and send it elsewhere.
-        if now >= open.timeoutsCheckedUntil, let (stream, waiting) = firstTimedOut(&open, now: now) {
+        if now >= open.timeoutsCheckedUntil, let (stream, waiting) = firstTimedOut(now: now) {
             open.streams[stream] = nil
             retryLost(
                 waiting.entry, reason: "no answer within \(configuration.requestTimeout) (stream \(stream))", now: now)
             return .cancel(stream: stream)
         }
         if let winding = open.winding {
-            guard open.streams.isEmpty else { return .wait(until: deadline(open)) }
-            returnBuffered(&open)
+            guard open.streams.isEmpty else { return .wait(until: deadline()) }
+            returnBuffered()
             switch winding {
             case .reconnect(let delay, let reason):
                 // Wound down before a single answer (a GOAWAY right after the preface): no progress,
@@ -289,7 +304,7 @@ public struct ProviderConnectionMachine: Sendable {
             open.pingSentAt = now
             return .ping
         }
-        let free = limit(open) - open.streams.count
+        let free = limit() - open.streams.count
         if free > 0 {
             if configuration.usesTokens,
                 open.tokenMintedAt.map({ now - $0 >= configuration.tokenRefreshAge }) ?? true
@@ -297,16 +312,16 @@ public struct ProviderConnectionMachine: Sendable {
                 return .mintToken
             }
             if open.hasBuffered {
-                var entry = open.buffered[open.bufferedIndex]
+                let index = open.bufferedIndex
                 open.bufferedIndex += 1
-                if let notBefore = entry.notBefore, notBefore > now {
+                if let notBefore = open.buffered[index].notBefore, notBefore > now {
                     // Not yet: back to the shared queue (it knows when), the slot goes on.
-                    requeued.append(entry)
-                    return decide(&open, now: now)
+                    requeued.append(open.buffered[index])
+                    return decide(now: now)
                 }
-                entry.notBefore = nil
-                open.submitting = entry
-                return .submit(entry)
+                open.buffered[index].notBefore = nil
+                open.submittingIndex = index
+                return .submit(open.buffered[index])
             }
             if !inputIsExhausted, now >= open.nextTake {
                 open.buffered.removeAll(keepingCapacity: true)
@@ -318,12 +333,12 @@ public struct ProviderConnectionMachine: Sendable {
             state = .closing(then: .finish)
             return .close
         }
-        return .wait(until: deadline(open))
+        return .wait(until: deadline())
     }
 
     /// The stream waiting longer than the request timeout, if any; otherwise notes when the next
     /// one can (streams are sent later than `now`, or at the oldest one's time).
-    private func firstTimedOut(_ open: inout Open, now: Duration) -> (Int32, InFlight)? {
+    private mutating func firstTimedOut(now: Duration) -> (Int32, InFlight)? {
         var oldest = now
         for (stream, waiting) in open.streams {
             if now - waiting.sentAt >= configuration.requestTimeout { return (stream, waiting) }
@@ -334,7 +349,7 @@ public struct ProviderConnectionMachine: Sendable {
     }
 
     /// The next moment something is due on the connection.
-    private func deadline(_ open: Open) -> Duration? {
+    private func deadline() -> Duration? {
         var next: Duration?
         func consider(_ moment: Duration) { next = next.map { Swift.min($0, moment) } ?? moment }
         if !open.streams.isEmpty { consider(open.timeoutsCheckedUntil) }
@@ -355,10 +370,9 @@ public struct ProviderConnectionMachine: Sendable {
     /// The connection is up; the server's limit is what nghttp2 assumes until its SETTINGS.
     public mutating func connected(now: Duration, serverStreamLimit: Int = 100) {
         guard case .connecting = state else { preconditionFailure("connected(now:) without connect") }
-        var open = Open(serverLimit: serverStreamLimit, lastActivity: now)
-        open.buffered = carried
-        carried = []
-        state = .open(open)
+        open = Open(serverLimit: serverStreamLimit, lastActivity: now)
+        swap(&open.buffered, &carried)
+        state = .open
         attemptsOnThisSlot += 1
         report.connections += 1
         nextConnectDelay = .zero
@@ -379,27 +393,24 @@ public struct ProviderConnectionMachine: Sendable {
 
     /// The server's SETTINGS changed its concurrent-stream limit.
     public mutating func settingsChanged(maximumConcurrentStreams: Int, now: Duration) {
-        if var open = takeOpen() {
+        if case .open = state {
             open.serverLimit = maximumConcurrentStreams
-            putOpen(open)
         }
         pendingEvents.append(.streamLimit(connection: connection, limit: streamLimit))
     }
 
     /// The PING was answered.
     public mutating func pingAcknowledged(now: Duration) {
-        if var open = takeOpen() {
+        if case .open = state {
             open.pingSentAt = nil
             open.lastActivity = now
-            putOpen(open)
         }
     }
 
     /// A provider token was signed (token auth); requests from now on carry it.
     public mutating func tokenMinted(now: Duration) {
-        if var open = takeOpen() {
+        if case .open = state {
             open.tokenMintedAt = now
-            putOpen(open)
         }
         pendingEvents.append(.tokenRefreshed(connection: connection))
     }
@@ -412,38 +423,35 @@ public struct ProviderConnectionMachine: Sendable {
             carried.append(contentsOf: entries)
             return
         }
-        if var open = takeOpen() {
+        if case .open = state {
             open.buffered.append(contentsOf: entries)
-            putOpen(open)
         }
     }
 
     /// The shared queue had nothing ready; retries wait until `retryAt` (if any), and new input may
     /// come any time.
     public mutating func nothingToTake(retryAt: Duration?, now: Duration) {
-        if var open = takeOpen() {
+        if case .open = state {
             var next = now + configuration.takeInterval
             if let retryAt { next = Swift.min(next, Swift.max(now, retryAt)) }
             open.nextTake = next
-            putOpen(open)
         }
     }
 
     /// True while the connection is open, has free streams and would take new input as soon as
     /// it arrives: a shell that waits may ask to be woken by the producer.
     public var wantsInput: Bool {
-        guard case .open(let open) = state, open.winding == nil, !inputIsExhausted, !open.hasBuffered else {
+        guard case .open = state, open.winding == nil, !inputIsExhausted, !open.hasBuffered else {
             return false
         }
-        return limit(open) > open.streams.count
+        return limit() > open.streams.count
     }
 
     /// New input may have arrived (the producer woke the connection): look at the shared queue now
     /// instead of at the next ``Configuration/takeInterval``.
     public mutating func inputMayHaveArrived(now: Duration) {
-        if var open = takeOpen() {
+        if case .open = state {
             open.nextTake = Swift.min(open.nextTake, now)
-            putOpen(open)
         }
     }
 
@@ -453,7 +461,7 @@ public struct ProviderConnectionMachine: Sendable {
     }
 
     /// The request of `entry` went out on `stream`.
-    public mutating func submitted(_ entry: ProviderEntry, stream: Int32, now: Duration) {
+    public mutating func submitted(_ entry: consuming ProviderEntry, stream: Int32, now: Duration) {
         var sent = entry
         sent.sends += 1
         if sent.sends > 1 {
@@ -469,21 +477,19 @@ public struct ProviderConnectionMachine: Sendable {
                 }
             }
         }
-        if var open = takeOpen() {
-            open.submitting = nil
+        pendingEvents.append(.sent(connection: connection, position: sent.position, apnsID: sent.apnsID))
+        if case .open = state {
+            open.submittingIndex = nil
             open.streams[stream] = InFlight(entry: sent, sentAt: now)
             open.lastActivity = now
-            putOpen(open)
         }
-        pendingEvents.append(.sent(connection: connection, position: entry.position, apnsID: entry.apnsID))
     }
 
     /// The request could not be submitted (the connection is going away): it goes back to the
     /// shared queue, not counted as an attempt.
     public mutating func submitFailed(_ entry: ProviderEntry, now: Duration) {
-        if var open = takeOpen() {
-            open.submitting = nil
-            putOpen(open)
+        if case .open = state {
+            open.submittingIndex = nil
         }
         requeued.append(entry)
     }
@@ -491,9 +497,8 @@ public struct ProviderConnectionMachine: Sendable {
     /// A `entry` the client refused to send because APNs would refuse it (see
     /// ``ProviderRequest``'s checks): rejected at once, without a round trip.
     public mutating func refused(_ entry: ProviderEntry, reason: ProviderReason) {
-        if var open = takeOpen() {
-            open.submitting = nil
-            putOpen(open)
+        if case .open = state {
+            open.submittingIndex = nil
         }
         reject(entry, response: ProviderResponse(rejecting: reason, apnsID: entry.apnsID), isLocal: true)
     }
@@ -501,17 +506,16 @@ public struct ProviderConnectionMachine: Sendable {
     /// APNs answered on `stream`.
     public mutating func received(_ response: ProviderResponse, on stream: Int32, now: Duration) {
         var rejectedForCredentials: LegacyAPNsError?
-        if var open = takeOpen() {
+        if case .open = state {
             guard let waiting = open.streams.removeValue(forKey: stream) else {
-                putOpen(open)
                 return
             }
             open.lastActivity = now
             if !open.answered {
                 open.answered = true
                 // Token auth: the first answer lifts the one-stream rule; say so for metrics.
-                if configuration.usesTokens && limit(open) != 1 {
-                    pendingEvents.append(.streamLimit(connection: connection, limit: limit(open)))
+                if configuration.usesTokens && limit() != 1 {
+                    pendingEvents.append(.streamLimit(connection: connection, limit: limit()))
                 }
             }
             failures = (0, 0)  // an answer is progress
@@ -568,16 +572,14 @@ public struct ProviderConnectionMachine: Sendable {
                 rejectedForCredentials = LegacyAPNsError(
                     .certificateRejected, "APNs refused the credentials: \(response) (every notification would fail)")
             }
-            putOpen(open)
         }
         if let rejectedForCredentials { stopSending(rejectedForCredentials) }
     }
 
     /// A stream ended without an answer (reset by the server, or closed early).
     public mutating func streamClosed(_ stream: Int32, errorCode: HTTP2ErrorCode, now: Duration) {
-        if var open = takeOpen() {
+        if case .open = state {
             guard let waiting = open.streams.removeValue(forKey: stream) else {
-                putOpen(open)
                 return
             }
             open.lastActivity = now
@@ -587,7 +589,6 @@ public struct ProviderConnectionMachine: Sendable {
             } else {
                 retryLost(waiting.entry, reason: "stream \(stream) reset (\(errorCode))", now: now)
             }
-            putOpen(open)
         }
     }
 
@@ -596,7 +597,7 @@ public struct ProviderConnectionMachine: Sendable {
     public mutating func receivedGoaway(_ goaway: ProviderGoaway, now: Duration) {
         pendingEvents.append(.goaway(connection: connection, goaway))
         var stop: LegacyAPNsError?
-        if var open = takeOpen() {
+        if case .open = state {
             for stream in open.streams.keys.sorted() where !goaway.wasProcessed(stream: stream) {
                 let waiting = open.streams.removeValue(forKey: stream)!
                 retry(waiting.entry, reason: "\(goaway): stream \(stream) not processed")
@@ -614,7 +615,6 @@ public struct ProviderConnectionMachine: Sendable {
             default:
                 open.winding = open.winding ?? .reconnect(delay: .zero, reason: "\(goaway)")
             }
-            putOpen(open)
         }
         if let stop { stopSending(stop) }
     }
@@ -623,10 +623,9 @@ public struct ProviderConnectionMachine: Sendable {
     /// flight may or may not have been delivered.
     public mutating func connectionLost(_ error: LegacyAPNsError, now: Duration) {
         switch state {
-        case .open(var open):
-            state = .modifying
-            lose(&open, reason: error.reason, now: now)
-            returnBuffered(&open)
+        case .open:
+            lose(reason: error.reason, now: now)
+            returnBuffered()
             let winding = open.winding
             state = .disconnected
             pendingEvents.append(.connectionClosed(connection: connection, reason: error.reason))
@@ -642,8 +641,6 @@ public struct ProviderConnectionMachine: Sendable {
             finishClose(then)
         case .disconnected, .connecting, .failed:
             break
-        case .modifying:
-            preconditionFailure("state left in .modifying")
         }
     }
 
@@ -680,44 +677,27 @@ public struct ProviderConnectionMachine: Sendable {
 
     private mutating func stopSending(_ error: LegacyAPNsError) {
         switch state {
-        case .open(var open):
-            state = .modifying
-            returnBuffered(&open)
+        case .open:
+            returnBuffered()
             open.winding = .stop(error)
-            state = .open(open)
         case .disconnected, .connecting, .closing:
             fail(error)
         case .failed:
             break
-        case .modifying:
-            preconditionFailure("state left in .modifying")
         }
     }
 
-    /// The open connection's state, taken out for changing (then put back with ``putOpen(_:)``);
-    /// nil when the event belongs to a connection that is gone.
-    private mutating func takeOpen() -> Open? {
-        guard case .open(let open) = state else { return nil }
-        state = .modifying
-        return open
-    }
-
-    /// Puts the connection's state back, unless the change moved to another state.
-    private mutating func putOpen(_ open: Open) {
-        if case .modifying = state { state = .open(open) }
-    }
-
     /// Entries taken but not submitted stay with the slot for its next connection.
-    private mutating func returnBuffered(_ open: inout Open) {
-        if let submitting = open.submitting { carried.append(submitting) }
-        open.submitting = nil
-        carried.append(contentsOf: open.buffered[open.bufferedIndex...])
+    private mutating func returnBuffered() {
+        let first = open.submittingIndex ?? open.bufferedIndex
+        open.submittingIndex = nil
+        carried.append(contentsOf: open.buffered[first...])
         open.buffered.removeAll()
         open.bufferedIndex = 0
     }
 
     /// Everything in flight lost its connection.
-    private mutating func lose(_ open: inout Open, reason: String, now: Duration) {
+    private mutating func lose(reason: String, now: Duration) {
         for stream in open.streams.keys.sorted() {
             let waiting = open.streams.removeValue(forKey: stream)!
             retryLost(waiting.entry, reason: reason, now: now)
@@ -786,10 +766,9 @@ public struct ProviderConnectionMachine: Sendable {
 
     /// Stops for good: taken entries that were never sent are not sent; the rest is the pool's.
     private mutating func fail(_ error: LegacyAPNsError) {
-        if case .open(var open) = state {
-            state = .modifying
-            lose(&open, reason: error.reason, now: .zero)
-            returnBuffered(&open)
+        if case .open = state {
+            lose(reason: error.reason, now: .zero)
+            returnBuffered()
         }
         state = .failed
         if report.failure == nil { report.failure = error }

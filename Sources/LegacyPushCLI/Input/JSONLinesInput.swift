@@ -148,21 +148,25 @@ struct JSONLinesCheck: Sendable {
             }
         }
 
-        /// Throws the reason (without a line number) a checked line would be refused.
-        func check(_ line: NotificationLineParser.ParsedLine) throws {
+        /// Throws the reason (without a line number) a checked line would be refused. For the
+        /// HTTP/2 API, returns the push type the request goes out with (the line's, the default,
+        /// or the one its payload implies), to be spooled with it: the send then neither looks
+        /// at the payload again nor loses the default.
+        func check(_ line: NotificationLineParser.ParsedLine) throws -> PushType? {
             switch self {
             case .binary(let encoder, let format):
                 try line.validate(encoder: encoder, format: format)
+                return nil
             case .http2(let topic, let pushType, let usesTokens):
-                let payload = Payload(unvalidatedBytes: Array(line.payload))
-                var request = try ProviderRequest(
-                    deviceToken: line.token, payload: payload, topic: line.topic ?? topic,
-                    pushType: line.pushType ?? pushType, apnsID: line.apnsID, expiration: line.expiration,
-                    priority: line.priority, collapseID: line.collapseID)
-                if request.pushType == nil { request.pushType = .inferred(for: payload) }
-                if let (_, explanation) = request.problem(usesTokens: usesTokens) {
+                try ProviderRequest.checkToken(line.token)
+                let type = line.pushType ?? pushType ?? .inferred(forJSON: line.payload)
+                if let (_, explanation) = ProviderRequest.problem(
+                    payloadCount: line.payload.count, pushType: type, priority: line.priority,
+                    topic: line.topic ?? topic, collapseID: line.collapseID, usesTokens: usesTokens)
+                {
                     throw LegacyAPNsError(.malformedInput, explanation)
                 }
+                return type
             }
         }
     }
@@ -221,12 +225,13 @@ struct JSONLinesCheck: Sendable {
         let handle = { (line: UnsafeRawBufferPointer, number: Int) throws in
             guard number >= firstLine else { return }
             let spooled: Bool? = try parser.withParsedLine(line, lineNumber: number) { parsed in
+                var checked = parsed
                 do {
-                    try validation.check(parsed)
+                    if let type = try validation.check(parsed) { checked.pushType = type }
                 } catch let error as LegacyAPNsError {
                     throw NotificationLineParser.LineError(line: number, reason: error.reason).error
                 }
-                try spool.append(parsed)
+                try spool.append(checked)
                 return true
             }
             if spooled == true { outcome.lines.append(line: number) }

@@ -31,6 +31,27 @@ import Testing
         #expect(APNsID(text) == nil)
     }
 
+    @Test func everyDigitPositionIsReadAndEveryNonHexByteThereRefused() throws {
+        var generator = SplitMix64(seed: 11)
+        for _ in 0..<200 {
+            let id = APNsID(rawValue: UInt128(generator.next()) << 64 | UInt128(generator.next()))
+            #expect(APNsID(id.description) == id)
+            #expect(APNsID(id.description.uppercased()) == id)
+        }
+        let text = Array("0123abcd-ef45-6789-ABCD-EF0123456789".utf8)
+        let digitPositions = (0..<36).filter { ![8, 13, 18, 23].contains($0) }
+        // The bytes just outside '0'...'9', 'A'...'F' and 'a'...'f', and ones with the high bit set.
+        for position in digitPositions {
+            for bad in [0x2F, 0x3A, 0x40, 0x47, 0x60, 0x67, 0x00, 0x2D, 0xB0, 0xE1] as [UInt8] {
+                var mutated = text
+                mutated[position] = bad
+                #expect(mutated.withUnsafeBytes { APNsID(utf8: $0) } == nil, "byte \(bad) at \(position)")
+            }
+        }
+        let parsed = try #require(text.withUnsafeBytes { APNsID(utf8: $0) })
+        #expect(parsed.rawValue == 0x0123_abcd_ef45_6789_abcd_ef01_2345_6789)
+    }
+
     @Test func fixedValuesFormatWithLeadingZeros() {
         #expect(APNsID(rawValue: 0).description == "00000000-0000-0000-0000-000000000000")
         #expect(APNsID(rawValue: 1).description == "00000000-0000-0000-0000-000000000001")

@@ -43,6 +43,36 @@ import Testing
         #expect(PushType.inferred(for: Payload(unvalidatedBytes: Array(json.utf8))) == expected)
     }
 
+    /// The word-at-a-time look agrees with a plain search wherever the word or a backslash falls
+    /// (across and at the edges of the eight-byte words, at the start and the end of the payload).
+    @Test func theQuickLookFindsTheWordAndBackslashesAtEveryOffset() {
+        let word = Array("content-available".utf8)
+        func naive(_ bytes: [UInt8]) -> Bool {
+            if bytes.contains(UInt8(ascii: "\\")) { return true }
+            guard bytes.count >= word.count else { return false }
+            return (0...(bytes.count - word.count)).contains { Array(bytes[$0..<($0 + word.count)]) == word }
+        }
+        var cases: [[UInt8]] = []
+        for length in 0..<40 {
+            let filler = Array(String(repeating: "x-y", count: 20).utf8.prefix(length))
+            cases.append(filler)
+            for offset in 0...length {
+                cases.append(Array(filler[..<offset]) + word + Array(filler[offset...]))
+                cases.append(Array(filler[..<offset]) + [UInt8(ascii: "\\")] + Array(filler[offset...]))
+                // Almost the word: one byte off on either side of the hyphen.
+                var near = Array(filler[..<offset]) + word + Array(filler[offset...])
+                near[offset + (length % 2 == 0 ? 2 : 12)] = UInt8(ascii: "X")
+                cases.append(near)
+                cases.append(Array(filler[..<offset]) + word.prefix(12))
+            }
+        }
+        for bytes in cases {
+            #expect(
+                bytes.withUnsafeBytes { PushType.mayNameContentAvailable($0) } == naive(bytes),
+                "\(String(decoding: bytes, as: UTF8.self))")
+        }
+    }
+
     @Test func allKnownListsElevenTypesOnce() {
         #expect(PushType.allKnown.count == 11)
         #expect(Set(PushType.allKnown).count == 11)

@@ -319,6 +319,50 @@ import Testing
         #expect(machine.report.accepted == 1)
     }
 
+    /// Taken while a PING was out and not yet submitted (the server lowered its stream limit
+    /// meanwhile): when the PING goes unanswered they are not dropped with the connection, but
+    /// are the next connection's first requests.
+    @Test func entriesTakenWhileAPingIsOutSurviveItsTimeout() {
+        var machine = Self.machine { $0.pingInterval = .seconds(60) }
+        Self.connectAndSubmit(&machine, [1], limit: 3)
+        machine.received(Self.ok(1), on: 1, now: Self.t0)
+        var now = Self.t0
+        while now < Self.t0 + .seconds(60) {
+            if case .take = machine.nextAction(now: now) { machine.nothingToTake(retryAt: nil, now: now) }
+            now += .seconds(5)
+        }
+        #expect(machine.nextAction(now: Self.t0 + .seconds(60)) == .ping)
+        now = Self.t0 + .seconds(61)
+        #expect(machine.nextAction(now: now) == .take(maximum: 3))
+        machine.took([Self.entry(2), Self.entry(3), Self.entry(4)], now: now)
+        guard case .submit(let second) = machine.nextAction(now: now) else {
+            Issue.record("expected a submit")
+            return
+        }
+        machine.submitted(second, stream: 3, now: now)
+        machine.settingsChanged(maximumConcurrentStreams: 1, now: now)
+        guard case .wait = machine.nextAction(now: now) else {
+            Issue.record("no free stream: expected a wait")
+            return
+        }
+        #expect(machine.nextAction(now: Self.t0 + .seconds(80)) == .close)
+        machine.closed()
+        #expect(machine.takeRequeued().map(\.position) == [2])  // in flight: retried by the pool
+        guard case .connect = machine.nextAction(now: Self.t0 + .seconds(81)) else {
+            Issue.record("reconnects")
+            return
+        }
+        machine.connected(now: Self.t0 + .seconds(81), serverStreamLimit: 100)
+        for position: UInt64 in [3, 4] {
+            guard case .submit(let entry) = machine.nextAction(now: Self.t0 + .seconds(81)) else {
+                Issue.record("expected \(position) on the next connection")
+                return
+            }
+            #expect(entry.position == position)
+            machine.submitted(entry, stream: Int32(position), now: Self.t0 + .seconds(81))
+        }
+    }
+
     @Test func anUnansweredPingMeansTheConnectionIsDead() {
         var machine = Self.machine { $0.pingInterval = .seconds(60) }
         Self.connectAndSubmit(&machine, [1])

@@ -1,0 +1,45 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `legacy-push send --http2 --input` as a user runs it, against `serve --http2 --record`: what
+/// goes out is what the simulator records.
+@Suite struct SendHTTP2CommandTests {
+    /// `--push-type` is the default for lines that name none (they used to go out with the type
+    /// their payload implies, although the check had used the default); a line's own type wins.
+    @Test func theDefaultPushTypeReachesTheServerForLinesWithoutOne() async throws {
+        let scratch = try ScratchDirectory()
+        let record = scratch.file("accepted.jsonl")
+        let server = try ChildProcess(["serve", "--http2", "--port", "0", "--quiet", "--record", record])
+        defer { _ = server.interruptAndWait() }
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
+        let port = String(listening.dropFirst("listening on 127.0.0.1:".count).prefix { $0.isNumber })
+        let (first, second) = (String(repeating: "ab", count: 32), String(repeating: "cd", count: 32))
+        let lines = [
+            #"{"token":"\#(first)","payload":{"aps":{"alert":"one"}},"priority":5}"#,
+            #"{"token":"\#(second)","payload":{"aps":{"alert":"two"}},"pushType":"alert"}"#,
+        ]
+        let input = try scratch.write(Array((lines.joined(separator: "\n") + "\n").utf8), named: "in.jsonl")
+        let result = await CLIRunner.run([
+            "send", "--http2", "--input", input, "--push-type", "background", "--gateway", "127.0.0.1:\(port)",
+            "--ca-file", Fixtures.certs("ca.pem"), "--cert", Fixtures.certs("universal-modern.p12"),
+            "--passphrase-file", Fixtures.certs("passphrase.txt"), "--json", "--quiet",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.output.contains(#""accepted":2"#), "\(result.output)")
+        var recorded: [String] = []
+        let deadline = Date().addingTimeInterval(5)
+        while recorded.count < 2, Date() < deadline {
+            recorded = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(
+                String.init)
+            if recorded.count < 2 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(recorded.count == 2)
+        let byToken = Dictionary(
+            uniqueKeysWithValues: recorded.map { line in
+                (line.contains(first) ? "first" : "second", line)
+            })
+        #expect(byToken["first"]?.contains(#""pushType":"background""#) == true, "\(recorded)")
+        #expect(byToken["second"]?.contains(#""pushType":"alert""#) == true, "\(recorded)")
+    }
+}
