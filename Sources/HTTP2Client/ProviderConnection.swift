@@ -273,7 +273,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
         var timeout = deadline.map { Swift.max(0, ($0 - now).inSeconds) } ?? 1.0
         timeout = Swift.min(timeout, 1.0)
         let wanted: Readiness = output.isEmpty ? .readable : [.readable, .writable]
-        if machine.wantsInput {
+        if machineWantsInput() {
             // Wake as soon as the producer has something, not at the next look at the queue.
             guard queue.sleep(wake) else {
                 machine.inputMayHaveArrived(now: now)
@@ -286,6 +286,13 @@ final class ProviderConnection: HTTP2SessionDelegate {
         }
         readAvailable()
         flush()
+    }
+
+    /// ``ProviderConnectionMachine/wantsInput`` read in place: a plain `machine.wantsInput` copies
+    /// the whole machine out of this class first (a getter on a class's stored struct cannot
+    /// borrow it), a retain for every array it holds, once per wait.
+    private func machineWantsInput() -> Bool {
+        withUnsafeMutablePointer(to: &machine) { $0.pointee.wantsInput }
     }
 
     /// Reads and hands to nghttp2 everything the server has sent so far.

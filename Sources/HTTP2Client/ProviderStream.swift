@@ -21,6 +21,8 @@ public final class ProviderStream: Sendable {
     private let queue: ProviderWorkQueue
     private let final = Handoff<ProviderSendReport>()
     private let collector: ReportCollector
+    private let events: (@Sendable (ProviderEvent) -> Void)?
+    private let keepsVerdictLists: Bool
 
     init(
         client configuration: ProviderClient.Configuration, context: TLSContext,
@@ -32,25 +34,13 @@ public final class ProviderStream: Sendable {
         let slots = Swift.max(1, configuration.connections)
         let final = self.final
         self.queue = queue
+        self.events = events
+        self.keepsVerdictLists = delivery.keepsVerdictLists
         self.collector = ReportCollector(expected: slots) { merged in
             // Every connection has finished: what none will send any more gets its verdict.
             var report = merged
-            let (retries, untaken) = queue.leftovers()
-            let reason = report.failure?.reason ?? queue.stopReason?.reason ?? "the send stopped"
-            let keepsLists = delivery.keepsVerdictLists
-            for (entry, mayHaveBeenDelivered) in retries.map({ ($0, $0.possiblyDelivered) })
-                + untaken.map({ ($0, false) })
-            {
-                let unconfirmed = ProviderUnconfirmed(
-                    position: entry.position, request: entry.request, mayHaveBeenDelivered: mayHaveBeenDelivered,
-                    why: reason, tag: entry.tag)
-                if keepsLists { report.unconfirmed.append(unconfirmed) } else { report.unlistedUnconfirmed += 1 }
-                events?(.unconfirmed(connection: -1, unconfirmed))
-            }
-            report.sent = queue.pushed
+            Self.settleLeftovers(of: queue, in: &report, keepsLists: delivery.keepsVerdictLists, events: events)
             if report.failure == nil, let stopped = queue.stopReason { report.failure = stopped }
-            report.rejected.sort { $0.position < $1.position }
-            report.unconfirmed.sort { $0.position < $1.position }
             report.seconds = (clock.now() - start).inSeconds
             final.put(report)
         }
@@ -102,7 +92,33 @@ public final class ProviderStream: Sendable {
     /// report. Call it once.
     public func finish() async -> ProviderSendReport {
         queue.finish()
-        return await final.take()
+        var report = await final.take()
+        // Handed over by a producer after the last connection had ended (a batch of a sequence
+        // whose send stopped meanwhile): not sent, and named as such rather than forgotten.
+        Self.settleLeftovers(of: queue, in: &report, keepsLists: keepsVerdictLists, events: events)
+        return report
+    }
+
+    /// Gives what no connection will send any more (retries still waiting, input never taken)
+    /// its `unconfirmed` verdict, with an event (connection -1), and counts what was submitted.
+    private static func settleLeftovers(
+        of queue: ProviderWorkQueue, in report: inout ProviderSendReport, keepsLists: Bool,
+        events: (@Sendable (ProviderEvent) -> Void)?
+    ) {
+        let (retries, untaken) = queue.leftovers()
+        report.sent = queue.pushed
+        guard !retries.isEmpty || !untaken.isEmpty else { return }
+        let reason = report.failure?.reason ?? queue.stopReason?.reason ?? "the send stopped"
+        for (entry, mayHaveBeenDelivered) in retries.map({ ($0, $0.possiblyDelivered) }) + untaken.map({ ($0, false) })
+        {
+            let unconfirmed = ProviderUnconfirmed(
+                position: entry.position, request: entry.request, mayHaveBeenDelivered: mayHaveBeenDelivered,
+                why: reason, tag: entry.tag)
+            if keepsLists { report.unconfirmed.append(unconfirmed) } else { report.unlistedUnconfirmed += 1 }
+            events?(.unconfirmed(connection: -1, unconfirmed))
+        }
+        report.rejected.sort { $0.position < $1.position }
+        report.unconfirmed.sort { $0.position < $1.position }
     }
 
     /// Waits until the stream has ended on its own (stopped, or finished elsewhere) and returns the

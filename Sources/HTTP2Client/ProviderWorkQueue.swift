@@ -76,11 +76,13 @@ final class ProviderWorkQueue: @unchecked Sendable {
     }
 
     /// Adds requests from a producer thread in one go (one lock for the lot), blocking while the
-    /// queue is full afterwards. False once the send has stopped (then none of them was taken).
+    /// queue is full afterwards. False once the send has stopped: the producer should stop too.
+    /// Requests pushed after a stop are numbered all the same, so they are reported (as not sent)
+    /// instead of vanishing with the batch the producer had already taken from its input.
     func pushWaiting(contentsOf requests: [ProviderRequest]) -> Bool {
         lock.withLock {
-            guard stopped == nil else { return false }
             for request in requests { input.append(entry(for: request, tag: 0)) }
+            guard stopped == nil else { return false }
             lock.broadcast()
             wakeSleepers()
             while input.count >= capacity, stopped == nil { _ = lock.wait(timeout: 1) }

@@ -68,6 +68,7 @@ public struct PushType: Hashable, Sendable, RawRepresentable, CustomStringConver
     /// the bundle id itself (and for types this library does not know).
     public var requiredTopicSuffix: String? {
         switch rawValue {
+        case "alert", "background": nil  // the common two first: a switch on strings compares in order
         case "location": ".location-query"
         case "voip": ".voip"
         case "complication": ".complication"

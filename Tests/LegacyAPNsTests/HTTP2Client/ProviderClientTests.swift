@@ -126,6 +126,27 @@ import Testing
         return false
     }
 
+    /// A sequence slow to start: its first batch reaches the client only after every connection
+    /// has given up. Those notifications were taken from the sequence, so the report names them
+    /// (not sent) instead of forgetting them.
+    @Test func aBatchHandedOverAfterTheSendStoppedIsReportedNotSent() async throws {
+        struct SlowStart: Sequence, Sendable {
+            let requests: [ProviderRequest]
+            func makeIterator() -> Array<ProviderRequest>.Iterator {
+                Monotonic.sleep(0.3)  // the connections give up within ~30 ms
+                return requests.makeIterator()
+            }
+        }
+        let port = try Listener(host: "127.0.0.1", port: 0).endpoint.port
+        let client = try ProviderClient(
+            configuration: Self.configuration(
+                Endpoint(host: "127.0.0.1", port: port), credentials: .certificate(TestGateway.clientIdentity)))
+        let report = await client.send(SlowStart(requests: (1...50).map { Self.request($0) }))
+        #expect(report.failure?.code == .connectionFailed)
+        #expect(report.sent == 50)
+        #expect(report.notSent.map(\.position) == Array(1...50))
+    }
+
     @Test func nothingListeningGivesUpAndEverythingIsNotSent() async throws {
         let port = try Listener(host: "127.0.0.1", port: 0).endpoint.port
         let client = try ProviderClient(
