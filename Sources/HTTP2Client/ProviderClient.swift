@@ -91,15 +91,15 @@ public struct ProviderClient: Sendable {
     where Input.Element == ProviderRequest {
         await run { stream in
             await OSThread.run(name: "apns-h2-input") {
-                var batch: [ProviderRequest] = []
+                var batch: [(request: ProviderRequest, tag: UInt64)] = []
                 batch.reserveCapacity(Self.batchSize)
                 for request in requests {
-                    batch.append(request)
+                    batch.append((request, 0))
                     guard batch.count == Self.batchSize else { continue }
-                    guard stream.submitBlocking(contentsOf: batch) else { return }
+                    guard stream.submitTaken(batch) else { return }
                     batch.removeAll(keepingCapacity: true)
                 }
-                if !batch.isEmpty { _ = stream.submitBlocking(contentsOf: batch) }
+                if !batch.isEmpty { _ = stream.submitTaken(batch) }
             }
             return nil
         }

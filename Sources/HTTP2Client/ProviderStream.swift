@@ -72,11 +72,19 @@ public final class ProviderStream: Sendable {
         queue.pushWaiting(request, tag: tag)
     }
 
-    /// Submits requests from an OS thread in one go (positions follow on in their order),
-    /// blocking it while the input buffer is full. False when the stream has stopped (then none of
-    /// them was taken).
-    func submitBlocking(contentsOf requests: [ProviderRequest]) -> Bool {
-        queue.pushWaiting(contentsOf: requests)
+    /// Submits requests with their tags from an OS thread in one go (one lock for the lot, where
+    /// ``submitBlocking(_:tag:)`` takes one per request), blocking it while the input buffer is
+    /// full. Returns the first one's position (the rest follow in order), or nil when the stream
+    /// has stopped: then none of them was taken.
+    @discardableResult
+    public func submitBlocking(contentsOf requests: [(request: ProviderRequest, tag: UInt64)]) -> UInt64? {
+        queue.pushWaiting(contentsOf: requests, evenIfStopped: false)
+    }
+
+    /// For a producer that took `requests` from its caller's input for good: after a stop they are
+    /// numbered anyway and reported as not sent (``finish()``). False when the stream has stopped.
+    func submitTaken(_ requests: [(request: ProviderRequest, tag: UInt64)]) -> Bool {
+        queue.pushWaiting(contentsOf: requests, evenIfStopped: true) != nil
     }
 
     /// Why the stream stopped (nil while it takes notifications).

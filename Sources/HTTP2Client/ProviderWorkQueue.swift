@@ -75,18 +75,21 @@ final class ProviderWorkQueue: @unchecked Sendable {
         }
     }
 
-    /// Adds requests from a producer thread in one go (one lock for the lot), blocking while the
-    /// queue is full afterwards. False once the send has stopped: the producer should stop too.
-    /// Requests pushed after a stop are numbered all the same, so they are reported (as not sent)
-    /// instead of vanishing with the batch the producer had already taken from its input.
-    func pushWaiting(contentsOf requests: [ProviderRequest]) -> Bool {
+    /// Adds requests with their tags from a producer thread in one go (one lock for the lot),
+    /// blocking while the queue is full afterwards. Returns the first one's position (the rest
+    /// follow in order), or nil once the send has stopped. Then none of them is taken, unless
+    /// `evenIfStopped`: a producer that took them from its caller's input for good (a sequence)
+    /// has them numbered all the same, so they are reported (as not sent) instead of vanishing.
+    func pushWaiting(contentsOf requests: [(request: ProviderRequest, tag: UInt64)], evenIfStopped: Bool) -> UInt64? {
         lock.withLock {
-            for request in requests { input.append(entry(for: request, tag: 0)) }
-            guard stopped == nil else { return false }
+            guard stopped == nil || evenIfStopped else { return nil }
+            let first = nextPosition
+            for (request, tag) in requests { input.append(entry(for: request, tag: tag)) }
+            guard stopped == nil else { return nil }
             lock.broadcast()
             wakeSleepers()
             while input.count >= capacity, stopped == nil { _ = lock.wait(timeout: 1) }
-            return stopped == nil
+            return stopped == nil ? first : nil
         }
     }
 

@@ -39,6 +39,20 @@ final class BridgeUpstream: @unchecked Sendable {
         return lock.withLock { lastFailure } ?? LegacyAPNsError(.connectionFailed, "the upstream is unavailable")
     }
 
+    /// Sends `requests` upstream with their tags in one go, in order (one lock on the stream for
+    /// the lot). Returns nil when all were taken (their verdicts come as events), or why none was.
+    func submit(contentsOf requests: [(request: ProviderRequest, tag: UInt64)]) -> LegacyAPNsError? {
+        for _ in 0..<2 {
+            guard let current = currentStream() else {
+                return lock.withLock { lastFailure }
+                    ?? LegacyAPNsError(.connectionFailed, "the upstream is unavailable")
+            }
+            if current.submitBlocking(contentsOf: requests) != nil { return nil }
+            streamStopped(current)
+        }
+        return lock.withLock { lastFailure } ?? LegacyAPNsError(.connectionFailed, "the upstream is unavailable")
+    }
+
     /// The stream to use, opening one when there is none (or the last one stopped) and the pause
     /// after failures is over.
     private func currentStream() -> ProviderStream? {

@@ -32,6 +32,8 @@ final class SenderSession: @unchecked Sendable {
     /// Set by the accept thread at the connection limit: close to make room for a new sender.
     private var evictRequested = false
     private let wake = WakeSignal()
+    /// The requests one `admit` sends upstream (the session thread's, kept for its capacity).
+    private var forwarding: [(request: ProviderRequest, tag: UInt64)] = []
 
     /// The largest frame payload taken (a VoIP push's HTTP/2 limit); the push type's own limit is
     /// checked per notification.
@@ -82,7 +84,7 @@ final class SenderSession: @unchecked Sendable {
                 let aftermath = machine.settle(sequence: sequence, verdict: verdict)
                 var finished = false
                 if threadEnded, case .finished = machine.nextAction() { finished = true }
-                return (aftermath, waitingForVerdicts, finished, item)
+                return (aftermath, waitingForVerdicts && worthWaking, finished, item)
             }
         if let item {
             if fromMemory, verdict.isSuccess {
@@ -95,6 +97,17 @@ final class SenderSession: @unchecked Sendable {
         core.handle(aftermath, connection: connection)
         if wakeThread { wake.signal() }
         if finished { core.unregister(id) }
+    }
+
+    /// Whether a thread waiting for verdicts has something to do now (under `lock`): an answer or
+    /// the end may be due (no longer admitting), or the window has a good part free. Waking it for
+    /// every verdict of a full window would make it admit one frame per wake-up (a system call and
+    /// a context switch per notification); an eighth of the window at a time keeps the pipeline
+    /// full at a fraction of the cost.
+    private var worthWaking: Bool {
+        let window = machine.configuration.window
+        return !machine.isAdmitting || machine.outstanding == 0
+            || window - machine.outstanding >= Swift.max(1, window / 8)
     }
 
     /// A resend held for its earlier copy goes upstream itself (that copy got no verdict).
@@ -112,6 +125,19 @@ final class SenderSession: @unchecked Sendable {
         } else {
             settle(
                 tag: tag, verdict: .unavailable(reason: "its earlier copy got no verdict; the sender sends it again"))
+        }
+    }
+
+    /// Sends the admitted requests upstream in one submission (what a read of the sender's frames
+    /// admitted), each settled as unavailable if the upstream takes none of them.
+    private func forwardAll(_ batch: [(request: ProviderRequest, tag: UInt64)]) {
+        guard !batch.isEmpty else { return }
+        core.count { $0.forwarded += batch.count }
+        if let failure = core.upstream.submit(contentsOf: batch) {
+            core.count { $0.unavailable += batch.count }
+            for (_, tag) in batch {
+                settle(tag: tag, verdict: .unavailable(reason: "upstream unavailable: \(failure.reason)"))
+            }
         }
     }
 
@@ -346,6 +372,7 @@ final class SenderSession: @unchecked Sendable {
             }
         }
         var dropped = 0
+        forwarding.removeAll(keepingCapacity: true)
         for (index, entry) in decoded.enumerated() {
             guard let sequence = sequences[index] else {
                 dropped += 1
@@ -367,7 +394,7 @@ final class SenderSession: @unchecked Sendable {
             }
             switch requests[index] {
             case .success(let request):
-                forward(request, sequence: sequence)
+                forwarding.append((request, tag(sequence)))
             case .failure(let refusal):
                 core.count { $0.rejected += 1 }
                 core.emit(
@@ -378,6 +405,7 @@ final class SenderSession: @unchecked Sendable {
             }
         }
         if dropped > 0 { core.count { $0.dropped += dropped } }
+        forwardAll(forwarding)
         return (nil, filledRoom)
     }
 

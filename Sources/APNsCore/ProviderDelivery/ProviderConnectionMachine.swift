@@ -520,7 +520,6 @@ public struct ProviderConnectionMachine: Sendable {
             }
             failures = (0, 0)  // an answer is progress
             var entry = waiting.entry
-            entry.lastResponse = response
             switch response.retryAdvice {
             case .delivered:
                 report.accepted += 1

@@ -1,10 +1,24 @@
 /// One notification on its way through an HTTP/2 send: the request and its history. It travels
 /// between the shared queue and the connections of a pool until it has a verdict.
+///
+/// Entries move a lot (the shared queue, a connection's buffer, its streams table, the actions of
+/// its machine), so the request, about 200 bytes with several reference-counted fields, is kept
+/// once in a copy-on-write box: moving or copying an entry moves a few words and retains one
+/// reference, where copying the request itself would copy it all and retain every field.
 public struct ProviderEntry: Hashable, Sendable {
     /// The 1-based position in the input: the notification's identity for the whole send.
     public let position: UInt64
     /// The request (its `apns-id` is set before the first attempt and kept for every retry).
-    public var request: ProviderRequest
+    public var request: ProviderRequest {
+        get { storage.request }
+        set {
+            if isKnownUniquelyReferenced(&storage) {
+                storage.request = newValue
+            } else {
+                storage = Storage(newValue)
+            }
+        }
+    }
     /// The caller's tag for the notification (``ProviderAcceptance/tag``,
     /// ``ProviderRejection/tag``, ``ProviderUnconfirmed/tag``): how a long-running producer
     /// routes each verdict back to where the notification came from. Never sent.
@@ -22,16 +36,41 @@ public struct ProviderEntry: Hashable, Sendable {
     public var usedTokenRetry = false
     /// Not to be sent before this moment (a 429 or 5xx asked for a delay).
     public var notBefore: Duration?
-    /// The answer to the last attempt, for the verdict when attempts run out.
-    public var lastResponse: ProviderResponse?
+
+    private var storage: Storage
+
+    /// The boxed request; changed only while uniquely referenced (copy on write).
+    private final class Storage: @unchecked Sendable {
+        // @unchecked: `request` is written only through `ProviderEntry.request`'s setter, and only
+        // when this box is uniquely referenced; shared boxes are never changed.
+        var request: ProviderRequest
+
+        init(_ request: ProviderRequest) { self.request = request }
+    }
 
     /// Wraps a request taken from the input at `position`.
     public init(position: UInt64, request: ProviderRequest, tag: UInt64 = 0) {
         self.position = position
-        self.request = request
+        self.storage = Storage(request)
         self.tag = tag
     }
 
     /// The `apns-id` (always set by the time the entry is sent).
-    public var apnsID: APNsID { request.apnsID ?? APNsID(rawValue: UInt128(position)) }
+    public var apnsID: APNsID { storage.request.apnsID ?? APNsID(rawValue: UInt128(position)) }
+
+    public static func == (lhs: ProviderEntry, rhs: ProviderEntry) -> Bool {
+        lhs.position == rhs.position && lhs.tag == rhs.tag && lhs.attempts == rhs.attempts && lhs.sends == rhs.sends
+            && lhs.possiblyDelivered == rhs.possiblyDelivered && lhs.listedAsDuplicate == rhs.listedAsDuplicate
+            && lhs.usedTokenRetry == rhs.usedTokenRetry && lhs.notBefore == rhs.notBefore
+            && (lhs.storage === rhs.storage || lhs.request == rhs.request)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(position)
+        hasher.combine(tag)
+        hasher.combine(attempts)
+        hasher.combine(sends)
+        hasher.combine(notBefore)
+        hasher.combine(request)
+    }
 }
