@@ -58,6 +58,7 @@ public struct ProviderEntry: Hashable, Sendable {
     /// The `apns-id` (always set by the time the entry is sent).
     public var apnsID: APNsID { storage.request.apnsID ?? APNsID(rawValue: UInt128(position)) }
 
+    /// Equal entries have equal positions, histories and requests (a shared box is equal at once).
     public static func == (lhs: ProviderEntry, rhs: ProviderEntry) -> Bool {
         lhs.position == rhs.position && lhs.tag == rhs.tag && lhs.attempts == rhs.attempts && lhs.sends == rhs.sends
             && lhs.possiblyDelivered == rhs.possiblyDelivered && lhs.listedAsDuplicate == rhs.listedAsDuplicate
@@ -65,6 +66,7 @@ public struct ProviderEntry: Hashable, Sendable {
             && (lhs.storage === rhs.storage || lhs.request == rhs.request)
     }
 
+    /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(position)
         hasher.combine(tag)
