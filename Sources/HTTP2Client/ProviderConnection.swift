@@ -115,8 +115,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
         while true {
             let remaining = end - Monotonic.now()
             guard remaining > 0 else { return }
-            queue.waitForWork(timeout: Swift.min(remaining, 0.1))
-            if case .stopped = queue.take(maximum: 0, now: settings.clock.now()) { return }
+            if queue.waitForStop(timeout: remaining) { return }
         }
     }
 

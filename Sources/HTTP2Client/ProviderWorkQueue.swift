@@ -203,12 +203,13 @@ final class ProviderWorkQueue: @unchecked Sendable {
         }
     }
 
-    /// Waits (on a connection thread) until work may be there, the send ends, or `timeout` passes.
-    func waitForWork(timeout: Double) {
+    /// Waits (on a connection thread pausing before it reconnects) until the send is stopped or
+    /// `timeout` passes; true when it was stopped. Work waiting in the queue does not end the
+    /// wait: a pause with input queued used to return at once and spin for the whole backoff.
+    func waitForStop(timeout: Double) -> Bool {
         lock.withLock {
-            if input.isEmpty, retries.isEmpty, stopped == nil, !(producerFinished && outstanding == 0) {
-                _ = lock.wait(timeout: timeout)
-            }
+            if stopped == nil { _ = lock.wait(timeout: timeout) }
+            return stopped != nil
         }
     }
 

@@ -1,0 +1,44 @@
+import APNsCore
+import APNsRuntime
+import Testing
+
+@testable import HTTP2Client
+
+/// The shared queue of an HTTP/2 send, without connections.
+@Suite struct ProviderWorkQueueTests {
+    static func request(_ index: Int) -> ProviderRequest {
+        var bytes = [UInt8](repeating: 0x22, count: 32)
+        bytes[31] = UInt8(truncatingIfNeeded: index)
+        return try! ProviderRequest(
+            deviceToken: DeviceToken(bytes: bytes), payload: Payload(unvalidatedBytes: Array(#"{"aps":{}}"#.utf8)),
+            topic: "com.example.app")
+    }
+
+    /// A connection pausing before it reconnects waits out its pause even with work queued (it
+    /// used to return at once and spin for the whole backoff), and a stop ends the pause.
+    @Test func aPauseIsNotCutShortByQueuedWorkButByAStop() async {
+        let queue = ProviderWorkQueue(capacity: 100)
+        #expect(queue.pushWaiting(contentsOf: [(Self.request(1), 0)], evenIfStopped: false) == 1)
+        let start = Monotonic.now()
+        #expect(!queue.waitForStop(timeout: 0.2))
+        #expect(Monotonic.now() - start >= 0.19)
+        queue.stop(LegacyAPNsError(.cancelled, "stopped by the test"))
+        #expect(queue.waitForStop(timeout: 30))
+    }
+
+    /// A batch is taken whole and numbered in order; once stopped, a batch is refused whole,
+    /// unless its producer took it for good (then it is numbered and left for the report).
+    @Test func batchesAreNumberedInOrderAndRefusedWholeOnceStopped() {
+        let queue = ProviderWorkQueue(capacity: 100)
+        #expect(
+            queue.pushWaiting(contentsOf: (1...3).map { (Self.request($0), UInt64($0)) }, evenIfStopped: false) == 1)
+        queue.stop(LegacyAPNsError(.cancelled, "stopped by the test"))
+        #expect(queue.pushWaiting(contentsOf: [(Self.request(4), 4)], evenIfStopped: false) == nil)
+        #expect(queue.pushed == 3)
+        #expect(queue.pushWaiting(contentsOf: [(Self.request(5), 5)], evenIfStopped: true) == nil)
+        #expect(queue.pushed == 4)
+        let (_, untaken) = queue.leftovers()
+        #expect(untaken.map(\.position) == [1, 2, 3, 4])
+        #expect(untaken.map(\.tag) == [1, 2, 3, 5])
+    }
+}
