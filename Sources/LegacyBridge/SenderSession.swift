@@ -341,13 +341,22 @@ final class SenderSession: @unchecked Sendable {
         sequences.reserveCapacity(decoded.count)
         var recalls: [BridgeResendMemory.Recall] = []
         recalls.reserveCapacity(decoded.count)
-        var requests: [Result<ProviderRequest, BridgeRefusal>] = []
-        requests.reserveCapacity(decoded.count)
-        for entry in decoded {
-            requests.append(
-                core.translation.request(for: entry.notification, connection: connection, senderTopic: senderTopic))
+        // Translated only where the memory will not answer: a resend whose earlier copy is
+        // remembered needs no request unless it has to wait for that copy (about half the frames of
+        // a sender that keeps meeting bad tokens are such resends).
+        let translate = { (entry: Decoded) in
+            self.core.translation.request(
+                for: entry.notification, connection: self.connection, senderTopic: senderTopic)
         }
-        let memoryInUse = core.memory.withLock { $0.count > 0 }
+        let remembered: [Bool] = core.memory.withLock { memory in
+            memory.count == 0 ? [] : decoded.map { memory.contains($0.key) }
+        }
+        let memoryInUse = !remembered.isEmpty
+        var requests: [Result<ProviderRequest, BridgeRefusal>?] = []
+        requests.reserveCapacity(decoded.count)
+        for (index, entry) in decoded.enumerated() {
+            requests.append(memoryInUse && remembered[index] ? nil : translate(entry))
+        }
         lock.withLock {
             for (index, entry) in decoded.enumerated() {
                 let sequence = machine.admit(
@@ -355,12 +364,26 @@ final class SenderSession: @unchecked Sendable {
                     token: entry.notification.token, key: entry.key)
                 sequences.append(sequence)
                 var recall = BridgeResendMemory.Recall.unknown
-                if let sequence, memoryInUse, case .success(let request) = requests[index] {
-                    held[sequence] = request
+                // A frame the gateway would refuse is refused again, never looked up.
+                let refused = requests[index].map { if case .failure = $0 { true } else { false } } ?? false
+                if let sequence, memoryInUse, !refused {
                     recall = core.memory.withLock {
                         $0.recall(entry.key, waiter: tag(sequence), now: .seconds(Monotonic.now()))
                     }
-                    if recall != .pending { held[sequence] = nil }
+                    if case .settled = recall {
+                    } else if requests[index] == nil {
+                        requests[index] = translate(entry)
+                    }
+                    if recall == .pending {
+                        // Held under this lock, which the earlier copy's resolution needs to reach
+                        // it. One that cannot be translated after all is refused below (a later
+                        // resolution for it finds it settled and is ignored).
+                        if case .success(let request)? = requests[index] {
+                            held[sequence] = request
+                        } else {
+                            recall = .unknown
+                        }
+                    }
                 }
                 recalls.append(recall)
             }
@@ -392,7 +415,7 @@ final class SenderSession: @unchecked Sendable {
             case .unknown:
                 break
             }
-            switch requests[index] {
+            switch requests[index] ?? translate(entry) {
             case .success(let request):
                 forwarding.append((request, tag(sequence)))
             case .failure(let refusal):

@@ -88,6 +88,11 @@ public struct BridgeResendMemory: Sendable {
     /// Entries held (settled and pending).
     public var count: Int { entries.count }
 
+    /// Whether anything is remembered under `key` (settled or pending; possibly old enough to be
+    /// forgotten at the next ``recall(_:waiter:now:)``). Changes nothing: a shell asks it to skip
+    /// work for frames the memory will answer.
+    public func contains(_ key: BridgeResendKey) -> Bool { entries[key] != nil }
+
     /// Remembers the verdict of a notification the sender will send again. Verdicts that are not
     /// worth remembering (``BridgeVerdict/unavailable(reason:)``: nothing was decided) are not.
     public mutating func remember(_ key: BridgeResendKey, verdict: BridgeVerdict, now: Duration) {
