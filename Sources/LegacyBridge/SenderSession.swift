@@ -100,14 +100,16 @@ final class SenderSession: @unchecked Sendable {
     }
 
     /// Whether a thread waiting for verdicts has something to do now (under `lock`): an answer or
-    /// the end may be due (no longer admitting), or the window has a good part free. Waking it for
-    /// every verdict of a full window would make it admit one frame per wake-up (a system call and
-    /// a context switch per notification); an eighth of the window at a time keeps the pipeline
-    /// full at a fraction of the cost.
+    /// the end is due, or, while frames are admitted, the window has a good part free. Waking it
+    /// for every verdict would make it admit one frame per wake-up with a full window, and look at
+    /// a failure not yet answerable after every verdict (a system call and a context switch per
+    /// notification); an eighth of the window at a time keeps the pipeline full at a fraction of
+    /// the cost.
     private var worthWaking: Bool {
+        if machine.hasActionDue { return true }
+        guard machine.isAdmitting else { return false }
         let window = machine.configuration.window
-        return !machine.isAdmitting || machine.outstanding == 0
-            || window - machine.outstanding >= Swift.max(1, window / 8)
+        return machine.outstanding == 0 || window - machine.outstanding >= Swift.max(1, window / 8)
     }
 
     /// A resend held for its earlier copy goes upstream itself (that copy got no verdict).

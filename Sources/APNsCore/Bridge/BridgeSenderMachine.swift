@@ -249,6 +249,17 @@ public struct BridgeSenderMachine: Sendable {
         return results
     }
 
+    /// Whether ``nextAction()`` has something for the shell now (an answer, or the end),
+    /// without taking it: a shell waiting for verdicts need not be woken for the others.
+    public var hasActionDue: Bool {
+        switch state {
+        case .open: false
+        case .stopping: items.isEmpty
+        case .failing(let sequence): items.first?.sequence == sequence
+        case .answered, .gone: unsettled == 0
+        }
+    }
+
     /// What to do now.
     public mutating func nextAction() -> Action {
         switch state {

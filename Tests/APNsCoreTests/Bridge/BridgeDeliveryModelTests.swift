@@ -45,7 +45,15 @@ import Testing
 
         mutating func settle(_ connection: Int, _ sequence: UInt64, _ verdict: BridgeVerdict) {
             let aftermath = machines[connection].settle(sequence: sequence, verdict: verdict)
+            Self.checkActionDue(machines[connection])
             handle(aftermath)
+        }
+
+        /// `hasActionDue` says what `nextAction()` would do, in every state the model reaches (the
+        /// bridge wakes a session thread waiting for verdicts only when it says so).
+        static func checkActionDue(_ machine: BridgeSenderMachine) {
+            var copy = machine
+            #expect(machine.hasActionDue == (copy.nextAction() != .none))
         }
 
         mutating func handle(_ aftermath: BridgeSenderMachine.Aftermath) {
@@ -114,6 +122,7 @@ import Testing
                         }
                         cursor += 1
                     }
+                    Self.checkActionDue(machines[connection])
                     if case .answer(let answer) = machines[connection].nextAction() {
                         for item in answer.settledAfter {
                             if let verdict = item.verdict { memory.remember(item.key, verdict: verdict, now: .zero) }
