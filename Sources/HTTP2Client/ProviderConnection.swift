@@ -72,8 +72,11 @@ final class ProviderConnection: HTTP2SessionDelegate {
             publish()
             switch action {
             case .connect(let delay):
-                pause(delay)
-                open()
+                if pause(delay) {
+                    machine.connectionNotNeeded()
+                } else {
+                    open()
+                }
             case .take(let maximum):
                 switch queue.take(maximum: maximum, now: now) {
                 case .entries(let entries): machine.took(entries, now: now)
@@ -109,13 +112,19 @@ final class ProviderConnection: HTTP2SessionDelegate {
         machine.drainEvents(events)
     }
 
-    /// Waits `delay` before reconnecting, in slices, so a stopped send does not wait it out.
-    private func pause(_ delay: Duration) {
+    /// Waits `delay` before reconnecting, unless the send stops (then the connection attempt
+    /// finds out) or is over meanwhile: then true, and there is nothing to connect for (a bridge
+    /// stopping while its upstream connection backs off does not wait the backoff out).
+    private func pause(_ delay: Duration) -> Bool {
         let end = Monotonic.now() + delay.inSeconds
         while true {
             let remaining = end - Monotonic.now()
-            guard remaining > 0 else { return }
-            if queue.waitForStop(timeout: remaining) { return }
+            guard remaining > 0 else { return false }
+            switch queue.waitForStopOrEnd(timeout: remaining) {
+            case .stopped: return false
+            case .over: return true
+            case .timedOut: continue
+            }
         }
     }
 
@@ -189,10 +198,14 @@ final class ProviderConnection: HTTP2SessionDelegate {
     }
 
     private func submit(_ entry: consuming ProviderEntry, now: Duration) {
-        var request = entry.request
-        if request.topic == nil { request.topic = settings.defaultTopic }
-        if request.pushType == nil { request.pushType = .inferred(for: request.payload) }
-        if let (reason, _) = request.problem(usesTokens: settings.credentials.usesTokens) {
+        // The client's defaults and the connection's token are applied as the headers are written,
+        // without a copy of the request.
+        let topic = entry.request.topic ?? settings.defaultTopic
+        let pushType = entry.request.pushType ?? .inferred(for: entry.request.payload)
+        if let (reason, _) = ProviderRequest.problem(
+            payloadCount: entry.request.payload.count, pushType: pushType, priority: entry.request.priority,
+            topic: topic, collapseID: entry.request.collapseID, usesTokens: settings.credentials.usesTokens)
+        {
             machine.refused(entry, reason: reason)
             return
         }
@@ -200,11 +213,12 @@ final class ProviderConnection: HTTP2SessionDelegate {
             machine.submitFailed(entry, now: now)
             return
         }
-        request.authorizationToken = token?.compactSerialization
         headers.removeAll()
-        request.writeHeaders(into: &headers, authority: settings.endpoint.host, isFirstOnConnection: isFirstRequest)
+        entry.request.writeHeaders(
+            into: &headers, authority: settings.endpoint.host, isFirstOnConnection: isFirstRequest, topic: topic,
+            pushType: pushType, authorizationToken: token?.compactSerialization)
         do {
-            let stream = try session.submitRequest(headers: headers, body: request.payload.bytes)
+            let stream = try session.submitRequest(headers: headers, body: entry.request.payload.bytes)
             isFirstRequest = false
             machine.submitted(entry, stream: stream, now: now)
         } catch {

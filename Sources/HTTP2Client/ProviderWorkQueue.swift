@@ -204,14 +204,24 @@ final class ProviderWorkQueue: @unchecked Sendable {
     }
 
     /// Waits (on a connection thread pausing before it reconnects) until the send is stopped or
-    /// `timeout` passes; true when it was stopped. Work waiting in the queue does not end the
-    /// wait: a pause with input queued used to return at once and spin for the whole backoff.
-    func waitForStop(timeout: Double) -> Bool {
+    /// over (the input finished and every notification has its verdict), or `timeout` passes.
+    /// Returns how it ended. Work waiting in the queue does not end the wait: a pause with input
+    /// queued used to return at once and spin for the whole backoff.
+    func waitForStopOrEnd(timeout: Double) -> PauseEnd {
         lock.withLock {
-            if stopped == nil { _ = lock.wait(timeout: timeout) }
-            return stopped != nil
+            if stopped == nil, !isOver { _ = lock.wait(timeout: timeout) }
+            if stopped != nil { return .stopped }
+            return isOver ? .over : .timedOut
         }
     }
+
+    /// How ``waitForStopOrEnd(timeout:)`` ended.
+    enum PauseEnd {
+        case stopped, over, timedOut
+    }
+
+    /// The input is finished and nothing is left without a verdict (under the lock).
+    private var isOver: Bool { producerFinished && outstanding == 0 && retries.isEmpty }
 
     /// What no connection will send any more (after every connection has finished): retries
     /// still waiting, and input never taken.

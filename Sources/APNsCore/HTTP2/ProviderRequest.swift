@@ -102,6 +102,18 @@ public struct ProviderRequest: Hashable, Sendable {
     ///   - isFirstOnConnection: true for the connection's first request, whose `apns-id`,
     ///     `apns-expiration` and `apns-collapse-id` may be indexed.
     package func writeHeaders(into headers: inout HTTP2HeaderList, authority: String, isFirstOnConnection: Bool) {
+        writeHeaders(
+            into: &headers, authority: authority, isFirstOnConnection: isFirstOnConnection, topic: topic,
+            pushType: pushType, authorizationToken: authorizationToken)
+    }
+
+    /// ``writeHeaders(into:authority:isFirstOnConnection:)`` with the topic, push type and token
+    /// given (a client applying its defaults and its connection's token without copying the
+    /// request).
+    package func writeHeaders(
+        into headers: inout HTTP2HeaderList, authority: String, isFirstOnConnection: Bool, topic: String?,
+        pushType: PushType?, authorizationToken: String?
+    ) {
         let changing: HTTP2HeaderList.Indexing = isFirstOnConnection ? .automatic : .never
         headers.append(name: ":method", value: "POST")
         headers.append(name: ":scheme", value: "https")

@@ -379,6 +379,15 @@ public struct ProviderConnectionMachine: Sendable {
         pendingEvents.append(.connected(connection: connection, attempt: attemptsOnThisSlot))
     }
 
+    /// Instead of ``connected(now:serverStreamLimit:)`` or ``connectFailed(_:now:)``: the shell
+    /// did not connect, because the shared input is finished and every notification has its
+    /// verdict (it found out while waiting out ``Action/connect(delay:)``). The slot finishes.
+    public mutating func connectionNotNeeded() {
+        guard case .connecting = state else { preconditionFailure("connectionNotNeeded() without connect") }
+        state = .disconnected
+        inputIsExhausted = true
+    }
+
     /// The connection could not be opened. An error that ``LegacyAPNsError/stopsSending`` stops the
     /// send at once; anything else is retried per the policy.
     public mutating func connectFailed(_ error: LegacyAPNsError, now: Duration) {

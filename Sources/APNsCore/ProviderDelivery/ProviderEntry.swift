@@ -3,21 +3,16 @@
 ///
 /// Entries move a lot (the shared queue, a connection's buffer, its streams table, the actions of
 /// its machine), so the request, about 200 bytes with several reference-counted fields, is kept
-/// once in a copy-on-write box: moving or copying an entry moves a few words and retains one
+/// once in an immutable box: moving or copying an entry moves a few words and retains one
 /// reference, where copying the request itself would copy it all and retain every field.
 public struct ProviderEntry: Hashable, Sendable {
     /// The 1-based position in the input: the notification's identity for the whole send.
     public let position: UInt64
     /// The request (its `apns-id` is set before the first attempt and kept for every retry).
     public var request: ProviderRequest {
-        get { storage.request }
-        set {
-            if isKnownUniquelyReferenced(&storage) {
-                storage.request = newValue
-            } else {
-                storage = Storage(newValue)
-            }
-        }
+        // Read in place (a getter would hand out a copy, retaining every field).
+        _read { yield storage.request }
+        set { storage = Storage(newValue) }
     }
     /// The caller's tag for the notification (``ProviderAcceptance/tag``,
     /// ``ProviderRejection/tag``, ``ProviderUnconfirmed/tag``): how a long-running producer
@@ -39,11 +34,9 @@ public struct ProviderEntry: Hashable, Sendable {
 
     private var storage: Storage
 
-    /// The boxed request; changed only while uniquely referenced (copy on write).
-    private final class Storage: @unchecked Sendable {
-        // @unchecked: `request` is written only through `ProviderEntry.request`'s setter, and only
-        // when this box is uniquely referenced; shared boxes are never changed.
-        var request: ProviderRequest
+    /// The boxed request, never changed (a new request is a new box).
+    private final class Storage: Sendable {
+        let request: ProviderRequest
 
         init(_ request: ProviderRequest) { self.request = request }
     }

@@ -363,6 +363,20 @@ import Testing
         }
     }
 
+    /// A slot backing off when the send ends has nothing to reconnect for: it finishes without a
+    /// connection and without counting a failure.
+    @Test func aSlotThatNeedsNoConnectionAnyMoreFinishes() {
+        var machine = Self.machine()
+        guard case .connect = machine.nextAction(now: Self.t0) else {
+            Issue.record("expected a connect")
+            return
+        }
+        machine.connectionNotNeeded()
+        #expect(machine.nextAction(now: Self.t0) == .finished)
+        #expect(machine.report.failure == nil)
+        #expect(machine.report.connections == 0)
+    }
+
     @Test func anUnansweredPingMeansTheConnectionIsDead() {
         var machine = Self.machine { $0.pingInterval = .seconds(60) }
         Self.connectAndSubmit(&machine, [1])

@@ -147,6 +147,21 @@ import Testing
         #expect(report.notSent.map(\.position) == Array(1...50))
     }
 
+    /// A stream finished while its connection backs off (five minutes here) ends at once: there is
+    /// nothing left to connect for (a stopping bridge used to wait the backoff out).
+    @Test(.timeLimit(.minutes(1))) func finishingDuringABackoffDoesNotWaitItOut() async throws {
+        let port = try Listener(host: "127.0.0.1", port: 0).endpoint.port
+        var configuration = Self.configuration(
+            Endpoint(host: "127.0.0.1", port: port), credentials: .certificate(TestGateway.clientIdentity))
+        configuration.delivery.reconnect = ReconnectPolicy(
+            initialDelay: .seconds(300), multiplier: 1, maximumDelay: .seconds(300), maximumConsecutiveFailures: 5)
+        let stream = try ProviderClient(configuration: configuration).openStream()
+        try await Task.sleep(for: .milliseconds(200))  // the first attempt fails; the backoff begins
+        let report = await stream.finish()
+        #expect(report.sent == 0)
+        #expect(report.failure == nil)
+    }
+
     @Test func nothingListeningGivesUpAndEverythingIsNotSent() async throws {
         let port = try Listener(host: "127.0.0.1", port: 0).endpoint.port
         let client = try ProviderClient(

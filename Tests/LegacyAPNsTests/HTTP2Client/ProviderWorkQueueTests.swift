@@ -15,15 +15,27 @@ import Testing
     }
 
     /// A connection pausing before it reconnects waits out its pause even with work queued (it
-    /// used to return at once and spin for the whole backoff), and a stop ends the pause.
-    @Test func aPauseIsNotCutShortByQueuedWorkButByAStop() async {
+    /// used to return at once and spin for the whole backoff); a stop ends the pause, and so does
+    /// the end of the send (nothing left to connect for).
+    @Test func aPauseIsNotCutShortByQueuedWorkButByAStopOrTheEnd() async {
         let queue = ProviderWorkQueue(capacity: 100)
         #expect(queue.pushWaiting(contentsOf: [(Self.request(1), 0)], evenIfStopped: false) == 1)
         let start = Monotonic.now()
-        #expect(!queue.waitForStop(timeout: 0.2))
+        #expect(queue.waitForStopOrEnd(timeout: 0.2) == .timedOut)
         #expect(Monotonic.now() - start >= 0.19)
         queue.stop(LegacyAPNsError(.cancelled, "stopped by the test"))
-        #expect(queue.waitForStop(timeout: 30))
+        #expect(queue.waitForStopOrEnd(timeout: 30) == .stopped)
+
+        let finishing = ProviderWorkQueue(capacity: 100)
+        #expect(finishing.pushWaiting(contentsOf: [(Self.request(2), 0)], evenIfStopped: false) == 1)
+        guard case .entries(let taken) = finishing.take(maximum: 10, now: .zero) else {
+            Issue.record("expected the entry")
+            return
+        }
+        finishing.finish()
+        #expect(finishing.waitForStopOrEnd(timeout: 0.05) == .timedOut)  // one still has no verdict
+        finishing.finalized(taken.count)
+        #expect(finishing.waitForStopOrEnd(timeout: 30) == .over)
     }
 
     /// A batch is taken whole and numbered in order; once stopped, a batch is refused whole,
