@@ -164,6 +164,10 @@ package enum ProviderRequestValidator {
         else { return .invalid(.badPath) }
         let hex = UnsafeRawBufferPointer(rebasing: path[prefix.utf8CodeUnitCount...])
         guard !hex.isEmpty else { return .invalid(.missingDeviceToken) }
+        // The common token, 64 digits, eight at a time (every request's path goes through here).
+        if hex.count == 2 * DeviceToken.standardByteCount, let token = DeviceToken(plainHex64: hex.baseAddress!) {
+            return .token(token)
+        }
         guard hex.count >= 2 * DeviceToken.standardByteCount, hex.count <= maximumTokenHexDigits,
             hex.count % 2 == 0, hex.allSatisfy({ JSONScanner.hexValue($0) != nil }),
             let token = try? DeviceToken(hexBytes: hex)
