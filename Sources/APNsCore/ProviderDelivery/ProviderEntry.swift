@@ -59,7 +59,7 @@ public struct ProviderEntry: Hashable, Sendable {
             && (lhs.storage === rhs.storage || lhs.request == rhs.request)
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(position)
         hasher.combine(tag)
