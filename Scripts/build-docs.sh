@@ -31,7 +31,9 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rm -rf "$site" "$graphs"
 mkdir -p "$graphs" "$site"
-for module in "${modules[@]}"; do rm -rf .build/docs-build/*/debug/"$module".build; done
+# Removing only the documented modules' build directories leaves the build database pointing at
+# them, and the next run fails ("unable to load output file map"): start from an empty scratch path.
+rm -rf .build/docs-build
 for module in "${modules[@]}"; do
     swift build --scratch-path .build/docs-build --target "$module" \
         -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
