@@ -17,6 +17,8 @@ import LegacyAPNs
 final class JSONLinesInput: Sendable {
     /// The spools of the parts, in input order.
     private let spools: [SpoolFile]
+    /// What the lines were checked for (and so what the spools hold).
+    private let validation: JSONLinesCheck.Validation
     /// Which line each notification came from.
     let lines: LineIndex
     /// Notifications in the input (from `firstLine` on).
@@ -25,8 +27,9 @@ final class JSONLinesInput: Sendable {
     /// Regular files at least this large are checked in two parts.
     static let splitThreshold = 8 * 1024 * 1024
 
-    private init(spools: [SpoolFile], lines: LineIndex) {
+    private init(spools: [SpoolFile], lines: LineIndex, validation: JSONLinesCheck.Validation) {
         self.spools = spools
+        self.validation = validation
         self.lines = lines
     }
 
@@ -73,37 +76,45 @@ final class JSONLinesInput: Sendable {
                 firstLine > 1
                     ? "\(name) holds no notifications from line \(firstLine) on" : "\(name) holds no notifications")
         }
-        return JSONLinesInput(spools: parts.compactMap(\.spool), lines: lines)
+        return JSONLinesInput(spools: parts.compactMap(\.spool), lines: lines, validation: validation)
     }
 
-    /// The checked notifications for the binary protocol, in input order (a notification without
-    /// an `id` has a nil identifier: reports name it by its line, ``LineIndex/line(of:)``).
-    func notifications() -> Notifications { Notifications(parts: spools.map { $0.records() }) }
+    /// The checked notifications for the binary protocol as the frames that will carry them, in
+    /// input order, for ``PushClient/send(frames:)`` (a notification without an `id` has a nil
+    /// identifier: reports name it by its line, ``LineIndex/line(of:)``). Only for an input
+    /// opened with ``JSONLinesCheck/Validation/binary(encoder:format:)``.
+    func frameBatches() -> FrameBatches { FrameBatches(parts: spools, validation: validation) }
 
-    /// The spools' records one after the other as binary notifications, each decoded straight
-    /// from the spool's buffer.
-    struct Notifications: Sequence, Sendable {
-        let parts: [SpoolFile.Records]
+    /// The spools' frame records one after the other, as batches.
+    struct FrameBatches: Sequence, Sendable {
+        let parts: [SpoolFile]
+        let validation: JSONLinesCheck.Validation
 
-        func makeIterator() -> Iterator { Iterator(parts: parts) }
+        func makeIterator() -> Iterator { Iterator(parts: parts, validation: validation) }
 
         struct Iterator: IteratorProtocol {
-            let parts: [SpoolFile.Records]
+            let parts: [SpoolFile]
+            let format: FrameFormat
+            let encoder: FrameEncoder
             var part = 0
-            var current: SpoolFile.Records.Iterator?
+            var current: SpoolFile.FrameBatches.Iterator?
 
-            init(parts: [SpoolFile.Records]) {
+            init(parts: [SpoolFile], validation: JSONLinesCheck.Validation) {
                 self.parts = parts
-                current = parts.first?.makeIterator()
+                guard case .binary(let encoder, let format) = validation else {
+                    preconditionFailure("frame batches of an input checked for HTTP/2")
+                }
+                (self.encoder, self.format) = (encoder, format)
+                current = parts.first?.frameBatches(format: format, encoder: encoder).makeIterator()
             }
 
-            mutating func next() -> PushNotification? {
+            mutating func next() -> FrameBatch? {
                 while current != nil {
-                    if let notification = current!.next(decoding: SpoolRecord.decodeNotification) {
-                        return notification
-                    }
+                    if let batch = current!.next() { return batch }
                     part += 1
-                    current = part < parts.count ? parts[part].makeIterator() : nil
+                    current =
+                        part < parts.count
+                        ? parts[part].frameBatches(format: format, encoder: encoder).makeIterator() : nil
                 }
                 return nil
             }
@@ -226,7 +237,11 @@ struct JSONLinesCheck: Sendable {
                 } catch let error as LegacyAPNsError {
                     throw NotificationLineParser.LineError(line: number, reason: error.reason).error
                 }
-                try spool.append(parsed)
+                if case .binary(_, let format) = validation {
+                    try spool.appendFrame(parsed, format: format)
+                } else {
+                    try spool.append(parsed)
+                }
                 return true
             }
             if spooled == true { outcome.lines.append(line: number) }

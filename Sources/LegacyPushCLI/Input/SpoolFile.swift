@@ -5,14 +5,19 @@ import LegacyAPNs
     import Glibc
 #endif
 
-/// An unlinked temporary file holding ``SpoolRecord``s: written once by the check, then read
-/// back, in order, by the send. It owns its descriptor and closes it when it goes away.
+/// An unlinked temporary file holding the checked notifications: ``SpoolRecord``s (for the HTTP/2
+/// API) or ``FrameRecord``s, the frames the binary send writes (``frameBatches(format:encoder:)``).
+/// Written once by the check, then read back, in order, by the send. It owns its descriptor and
+/// closes it when it goes away.
 final class SpoolFile: @unchecked Sendable {
     // @unchecked: written by one checking thread, then (after the check has finished) read by
     // one sending thread; never both at once.
 
     private let descriptor: Int32
     private var buffer: [UInt8] = []
+    /// Frame records waiting to be written (filled in place, no array appends).
+    private var frameBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: SpoolFile.writeSize, alignment: 16)
+    private var frameBytesUsed = 0
     /// Records written.
     private(set) var count = 0
 
@@ -32,21 +37,63 @@ final class SpoolFile: @unchecked Sendable {
         buffer.reserveCapacity(Self.writeSize + 4096)
     }
 
-    deinit { Glibc.close(descriptor) }
+    deinit {
+        Glibc.close(descriptor)
+        frameBytes.deallocate()
+    }
 
     /// Appends the record of a checked line.
     func append(_ line: NotificationLineParser.ParsedLine) throws {
+        try flushPending()
         SpoolRecord.encode(line, into: &buffer)
         count += 1
         if buffer.count >= Self.writeSize { try flush() }
     }
 
+    /// Appends a checked line (validated for `format`) as the ``FrameRecord`` of its frame.
+    @inline(__always)
+    func appendFrame(_ line: NotificationLineParser.ParsedLine, format: FrameFormat) throws {
+        let size = FrameRecord.size(
+            tokenCount: line.token.count, payloadCount: line.payload.count, format: format,
+            hasExpiration: line.expiration != nil, hasPriority: line.priority != nil)
+        if frameBytesUsed + size > frameBytes.count { try flushFrames(making: size) }
+        line.token.withUnsafeBytes { token in
+            _ = FrameRecord.write(
+                token: token, payload: line.payload, identifier: line.givenIdentifier, expiration: line.expiration,
+                priority: line.priority, format: format, to: frameBytes.baseAddress! + frameBytesUsed)
+        }
+        frameBytesUsed += size
+        count += 1
+    }
+
     /// Writes what is buffered.
     func flush() throws {
+        try flushFrames(making: 0)
         if let code = FileDescriptor.writeAll(buffer, to: descriptor) {
             throw CLIError.usage("cannot write the temporary spool: \(errnoText(code))")
         }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes the buffered frame records, and makes sure `size` more bytes fit in the buffer.
+    private func flushFrames(making size: Int) throws {
+        if frameBytesUsed > 0 {
+            let pending = UnsafeRawBufferPointer(rebasing: frameBytes[0..<frameBytesUsed])
+            if let code = FileDescriptor.writeAll(pending, to: descriptor) {
+                throw CLIError.usage("cannot write the temporary spool: \(errnoText(code))")
+            }
+            frameBytesUsed = 0
+        }
+        if size > frameBytes.count {
+            frameBytes.deallocate()
+            frameBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        }
+    }
+
+    /// Before a ``SpoolRecord`` goes after frame records (never, in practice: one spool holds one
+    /// kind).
+    private func flushPending() throws {
+        if frameBytesUsed > 0 { try flushFrames(making: 0) }
     }
 
     /// The records from the start (call after the last ``flush()``).
@@ -69,16 +116,10 @@ final class SpoolFile: @unchecked Sendable {
 
             init(descriptor: Int32) { self.descriptor = descriptor }
 
-            mutating func next() -> SpoolRecord.Decoded? { next(decoding: SpoolRecord.decode) }
-
-            /// The next record as `decode` reads it (nil from `decode`: not a whole record yet).
-            @inline(__always)
-            mutating func next<Record>(decoding decode: (UnsafeRawBufferPointer) -> (Record, size: Int)?)
-                -> Record?
-            {
+            mutating func next() -> SpoolRecord.Decoded? {
                 while true {
                     let decoded = buffer.withUnsafeBytes { raw in
-                        decode(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+                        SpoolRecord.decode(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
                     }
                     if let (record, size) = decoded {
                         start += size
@@ -109,4 +150,74 @@ final class SpoolFile: @unchecked Sendable {
             }
         }
     }
+}
+
+extension SpoolFile {
+    /// The spooled ``FrameRecord``s from the start (call after the last ``flush()``), as batches of
+    /// `format` read straight from the file into each batch's storage.
+    func frameBatches(format: FrameFormat, encoder: FrameEncoder) -> FrameBatches {
+        FrameBatches(file: self, format: format, encoder: encoder)
+    }
+
+    /// The spooled frame records as ``FrameBatch``es.
+    struct FrameBatches: Sequence, Sendable {
+        let file: SpoolFile
+        let format: FrameFormat
+        let encoder: FrameEncoder
+
+        func makeIterator() -> Iterator { Iterator(batches: self) }
+
+        /// Reads the file a batch at a time; a record cut by the end of one read starts the next
+        /// batch.
+        struct Iterator: IteratorProtocol {
+            let batches: FrameBatches
+            private var offset: off_t = 0
+            private var carry: [UInt8] = []
+            private var atEnd = false
+
+            init(batches: FrameBatches) { self.batches = batches }
+
+            mutating func next() -> FrameBatch? {
+                guard !atEnd else { return nil }
+                var batch = FrameBatch(format: batches.format, encoder: batches.encoder, capacity: SpoolFile.batchSize)
+                // Room for the record the carried bytes start, whatever its size.
+                let needed = carry.withUnsafeBytes { bytes in
+                    bytes.count >= FrameRecord.headerSize
+                        ? FrameRecord.headerSize
+                            + Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
+                        : 0
+                }
+                let descriptor = batches.file.descriptor
+                var offset = self.offset
+                var reachedEnd = false
+                let carried = carry
+                let rest = batch.fill(minimum: Swift.max(needed, SpoolFile.batchSize)) { free in
+                    carried.withUnsafeBytes { bytes in
+                        if let start = bytes.baseAddress, bytes.count > 0 {
+                            free.baseAddress!.copyMemory(from: start, byteCount: bytes.count)
+                        }
+                    }
+                    var written = carried.count
+                    while written < free.count {
+                        let count = pread(descriptor, free.baseAddress! + written, free.count - written, offset)
+                        if count > 0 {
+                            written += count
+                            offset += off_t(count)
+                        } else if count == 0 || errno != EINTR {
+                            reachedEnd = true
+                            break
+                        }
+                    }
+                    return written
+                }
+                self.offset = offset
+                carry = Array(rest)
+                if reachedEnd { atEnd = true }
+                return batch.isEmpty ? nil : batch
+            }
+        }
+    }
+
+    /// Bytes of records per batch the send reads (about 400 notifications with 100-byte payloads).
+    static let batchSize = 64 * 1024
 }
