@@ -228,28 +228,16 @@ struct JSONLinesCheck: Sendable {
             return outcome
         }
         var splitter = LineSplitter()
-        let parser = NotificationLineParser(dialect: validation.dialect)
-        let handle = { (line: UnsafeRawBufferPointer, number: Int) throws in
-            guard number >= firstLine else { return }
-            let spooled: Bool? = try parser.withParsedLine(line, lineNumber: number) { parsed in
-                do {
-                    try validation.check(parsed)
-                } catch let error as LegacyAPNsError {
-                    throw NotificationLineParser.LineError(line: number, reason: error.reason).error
-                }
-                if case .binary(_, let format) = validation {
-                    try spool.appendFrame(parsed, format: format)
-                } else {
-                    try spool.append(parsed)
-                }
-                return true
-            }
-            if spooled == true { outcome.lines.append(line: number) }
-        }
+        var sink = LineSink(check: self, spool: spool)
+        defer { sink.release() }
         do {
-            try Files.forEachChunk(input, path: name, range: range) { try splitter.feed($0, handle) }
-            try splitter.finish(handle)
+            try Files.forEachChunk(input, path: name, range: range) { chunk in
+                try splitter.feed(chunk) { try sink.handle($0, number: $1) }
+            }
+            try splitter.finish { try sink.handle($0, number: $1) }
+            try sink.flush()
             try spool.flush()
+            outcome.lines = sink.lines
             outcome.spool = spool
         } catch let error as LegacyAPNsError {
             if let line = error.underlying as? NotificationLineParser.LineError {
@@ -264,5 +252,115 @@ struct JSONLinesCheck: Sendable {
         }
         outcome.lineCount = splitter.lineNumber
         return outcome
+    }
+}
+
+/// What ``JSONLinesCheck`` does with each line: parse, validate and spool it. A value, so that the
+/// per-line work touches no class properties and no captured variables (no exclusivity checks,
+/// no reference counting), with a fast path for the common binary line: the fields of
+/// ``NotificationLineParser/fastFields(_:)`` go straight into the frame record, without a
+/// ``NotificationLineParser/ParsedLine``. Whatever the fast path does not take (another shape, a
+/// payload over the limit) goes through the full parser, which also words every error.
+struct LineSink {
+    let check: JSONLinesCheck
+    let spool: SpoolFile
+    let parser: NotificationLineParser
+    /// The binary format and payload limit when the fast path applies.
+    let fastFormat: FrameFormat?
+    let payloadLimit: Int
+    /// Frame records not yet written to the spool.
+    private var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: SpoolFile.writeSize, alignment: 16)
+    private var used = 0
+    /// Where each spooled notification is.
+    private(set) var lines = LineIndex()
+
+    init(check: JSONLinesCheck, spool: SpoolFile) {
+        self.check = check
+        self.spool = spool
+        parser = NotificationLineParser(dialect: check.validation.dialect)
+        if case .binary(let encoder, let format) = check.validation {
+            fastFormat = format
+            payloadLimit = Swift.min(encoder.maximumPayloadSize, Int(UInt16.max))
+        } else {
+            fastFormat = nil
+            payloadLimit = 0
+        }
+    }
+
+    /// Frees the buffer (after the last ``flush()``, or on failure).
+    mutating func release() {
+        buffer.deallocate()
+        buffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    }
+
+    @inline(__always)
+    mutating func handle(_ line: UnsafeRawBufferPointer, number: Int) throws {
+        guard number >= check.firstLine else { return }
+        // 64 hex digits make a 32-byte token, which every format takes.
+        if let format = fastFormat, let fast = parser.fastFields(line), fast.payload.count <= payloadLimit,
+            fast.payload.count > 0
+        {
+            let payload = UnsafeRawBufferPointer(rebasing: line[fast.payload])
+            let size = FrameRecord.size(
+                tokenCount: DeviceToken.standardByteCount, payloadCount: payload.count, format: format,
+                hasExpiration: fast.expiration != nil, hasPriority: fast.priority != nil)
+            try reserve(size)
+            fast.token.withUnsafeBytes { token in
+                _ = FrameRecord.write(
+                    token: token, payload: payload, identifier: fast.identifier, expiration: fast.expiration,
+                    priority: fast.priority, format: format, to: buffer.baseAddress! + used)
+            }
+            used += size
+            lines.append(line: number)
+            return
+        }
+        try handleInFull(line, number: number)
+    }
+
+    /// The full parser's way, for every line the fast path does not take.
+    private mutating func handleInFull(_ line: UnsafeRawBufferPointer, number: Int) throws {
+        let validation = check.validation
+        let spooled: Bool? = try parser.withParsedLine(line, lineNumber: number) { parsed in
+            do {
+                try validation.check(parsed)
+            } catch let error as LegacyAPNsError {
+                throw NotificationLineParser.LineError(line: number, reason: error.reason).error
+            }
+            if case .binary(_, let format) = validation {
+                let size = FrameRecord.size(
+                    tokenCount: parsed.token.count, payloadCount: parsed.payload.count, format: format,
+                    hasExpiration: parsed.expiration != nil, hasPriority: parsed.priority != nil)
+                try reserve(size)
+                parsed.token.withUnsafeBytes { token in
+                    _ = FrameRecord.write(
+                        token: token, payload: parsed.payload, identifier: parsed.givenIdentifier,
+                        expiration: parsed.expiration, priority: parsed.priority, format: format,
+                        to: buffer.baseAddress! + used)
+                }
+                used += size
+            } else {
+                try spool.append(parsed)
+            }
+            return true
+        }
+        if spooled == true { lines.append(line: number) }
+    }
+
+    /// Makes room for `size` more bytes, writing the buffered records to the spool if need be.
+    @inline(__always)
+    private mutating func reserve(_ size: Int) throws {
+        guard used + size > buffer.count else { return }
+        try flush()
+        if size > buffer.count {
+            buffer.deallocate()
+            buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        }
+    }
+
+    /// Writes the buffered frame records to the spool.
+    mutating func flush() throws {
+        guard used > 0 else { return }
+        try spool.write(UnsafeRawBufferPointer(rebasing: buffer[0..<used]))
+        used = 0
     }
 }

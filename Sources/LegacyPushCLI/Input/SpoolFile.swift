@@ -15,9 +15,6 @@ final class SpoolFile: @unchecked Sendable {
 
     private let descriptor: Int32
     private var buffer: [UInt8] = []
-    /// Frame records waiting to be written (filled in place, no array appends).
-    private var frameBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: SpoolFile.writeSize, alignment: 16)
-    private var frameBytesUsed = 0
     /// Records written.
     private(set) var count = 0
 
@@ -34,66 +31,30 @@ final class SpoolFile: @unchecked Sendable {
         }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         self.descriptor = descriptor
-        buffer.reserveCapacity(Self.writeSize + 4096)
     }
 
-    deinit {
-        Glibc.close(descriptor)
-        frameBytes.deallocate()
-    }
+    deinit { Glibc.close(descriptor) }
 
     /// Appends the record of a checked line.
     func append(_ line: NotificationLineParser.ParsedLine) throws {
-        try flushPending()
         SpoolRecord.encode(line, into: &buffer)
         count += 1
         if buffer.count >= Self.writeSize { try flush() }
     }
 
-    /// Appends a checked line (validated for `format`) as the ``FrameRecord`` of its frame.
-    @inline(__always)
-    func appendFrame(_ line: NotificationLineParser.ParsedLine, format: FrameFormat) throws {
-        let size = FrameRecord.size(
-            tokenCount: line.token.count, payloadCount: line.payload.count, format: format,
-            hasExpiration: line.expiration != nil, hasPriority: line.priority != nil)
-        if frameBytesUsed + size > frameBytes.count { try flushFrames(making: size) }
-        line.token.withUnsafeBytes { token in
-            _ = FrameRecord.write(
-                token: token, payload: line.payload, identifier: line.givenIdentifier, expiration: line.expiration,
-                priority: line.priority, format: format, to: frameBytes.baseAddress! + frameBytesUsed)
+    /// Writes `bytes` (whole ``FrameRecord``s) to the file.
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        if let code = FileDescriptor.writeAll(bytes, to: descriptor) {
+            throw CLIError.usage("cannot write the temporary spool: \(errnoText(code))")
         }
-        frameBytesUsed += size
-        count += 1
     }
 
     /// Writes what is buffered.
     func flush() throws {
-        try flushFrames(making: 0)
         if let code = FileDescriptor.writeAll(buffer, to: descriptor) {
             throw CLIError.usage("cannot write the temporary spool: \(errnoText(code))")
         }
         buffer.removeAll(keepingCapacity: true)
-    }
-
-    /// Writes the buffered frame records, and makes sure `size` more bytes fit in the buffer.
-    private func flushFrames(making size: Int) throws {
-        if frameBytesUsed > 0 {
-            let pending = UnsafeRawBufferPointer(rebasing: frameBytes[0..<frameBytesUsed])
-            if let code = FileDescriptor.writeAll(pending, to: descriptor) {
-                throw CLIError.usage("cannot write the temporary spool: \(errnoText(code))")
-            }
-            frameBytesUsed = 0
-        }
-        if size > frameBytes.count {
-            frameBytes.deallocate()
-            frameBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
-        }
-    }
-
-    /// Before a ``SpoolRecord`` goes after frame records (never, in practice: one spool holds one
-    /// kind).
-    private func flushPending() throws {
-        if frameBytesUsed > 0 { try flushFrames(making: 0) }
     }
 
     /// The records from the start (call after the last ``flush()``).
