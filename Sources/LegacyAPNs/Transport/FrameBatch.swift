@@ -13,7 +13,7 @@ import APNsCore
 /// appended; the connection then copies its frame straight into the TLS write buffer with the
 /// wire identifier patched in, and keeps only its address while the frame waits for a verdict, so
 /// nothing is allocated or reference-counted per notification on the way to the gateway. The
-/// verdicts and the report are exactly those of ``PushClient/send(_:)-(Sequence)`` for the same
+/// verdicts and the report are exactly those of ``PushClient/send(_:)-7u9fj`` for the same
 /// notifications; a report that names a notification (a rejection, an unconfirmed one) rebuilds
 /// it from its frame. A batch is a value: appending to a copy never changes a batch already handed
 /// to a send.

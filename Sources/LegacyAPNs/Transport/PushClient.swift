@@ -132,7 +132,7 @@ public struct PushClient: Sendable {
     }
 
     /// Sends every notification of a sequence of pre-encoded ``FrameBatch``es: the same send as
-    /// ``send(_:)-(Sequence)`` (the same rules, events and report for the same notifications),
+    /// ``send(_:)-7u9fj`` (the same rules, events and report for the same notifications),
     /// without encoding anything or keeping a ``PushNotification`` per notification in flight.
     ///
     /// The batches are iterated on a thread of its own, only as fast as the gateway takes their
