@@ -480,7 +480,7 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
 
     private mutating func acceptFirst(_ count: Int, of inFlight: inout InFlight) {
         guard count > 0 else { return }
-        for _ in 0..<count { _ = inFlight.removeFirst() }
+        inFlight.removeFirst(count)
         report.accepted += count
         pendingEvents.append(.confirmed(connection: connection, count: count))
     }
