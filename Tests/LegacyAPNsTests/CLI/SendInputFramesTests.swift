@@ -111,4 +111,24 @@ import Testing
             #expect(gateway.simulator.statistics.connections == 0)
         }
     }
+
+    /// Frames larger than the batches the spool is read in (64 KiB) still go out whole, between
+    /// small ones.
+    @Test func framesLargerThanABatchAreSentWhole() async throws {
+        try await withTestGateway(maximumPayloadSize: 65535) { gateway in
+            let big = String(repeating: "z", count: 65_500)
+            let lines = (1...6).map { index in
+                let alert = index % 2 == 0 ? big : "small \(index)"
+                return #"{"token":"\#(Self.token)","payload":{"aps":{"alert":"\#(alert)"}},"id":\#(index)}"#
+            }
+            let text = lines.joined(separator: "\n") + "\n"
+            let result = try CLIRunner.runBinary(
+                SendCommandTests.baseArguments(gateway) + ["--input", "-", "--max-payload", "65535"],
+                stdin: Array(text.utf8))
+            #expect(result.status == 0, "\(result.stderr)")
+            let parser = NotificationLineParser()
+            let expected = try lines.enumerated().map { try parser.parse($1, lineNumber: $0 + 1)!.payload }
+            #expect(gateway.recorder.notifications.map(\.payload) == expected)
+        }
+    }
 }
