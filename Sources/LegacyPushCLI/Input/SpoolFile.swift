@@ -14,9 +14,8 @@ final class SpoolFile: @unchecked Sendable {
     // one sending thread; never both at once.
 
     private let descriptor: Int32
+    /// ``SpoolRecord``s not yet written.
     private var buffer: [UInt8] = []
-    /// Records written.
-    private(set) var count = 0
 
     /// Bytes buffered before a write.
     static let writeSize = 256 * 1024
@@ -35,10 +34,9 @@ final class SpoolFile: @unchecked Sendable {
 
     deinit { Glibc.close(descriptor) }
 
-    /// Appends the record of a checked line.
+    /// Appends the ``SpoolRecord`` of a checked line (the HTTP/2 send's records).
     func append(_ line: NotificationLineParser.ParsedLine) throws {
         SpoolRecord.encode(line, into: &buffer)
-        count += 1
         if buffer.count >= Self.writeSize { try flush() }
     }
 
@@ -173,6 +171,9 @@ extension SpoolFile {
                 }
                 self.offset = offset
                 carry = Array(rest)
+                // The check wrote whole records and flushed them (a failed write fails the check),
+                // so bytes of a record can only be left over at the end if the file was changed
+                // behind the process's back; the send ends there, as a read error would end it.
                 if reachedEnd { atEnd = true }
                 return batch.isEmpty ? nil : batch
             }
