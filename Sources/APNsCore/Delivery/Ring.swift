@@ -109,6 +109,22 @@ package struct Ring<Element> {
         }
     }
 
+    /// Drops the first `count` elements (at most ``count``) at once.
+    package mutating func removeFirst(_ count: Int) {
+        precondition(count >= 0 && count <= self.count, "removeFirst(_:) beyond the ring")
+        guard count > 0 else { return }
+        makeUnique()
+        storage.withUnsafeMutablePointers { header, elements in
+            let capacity = header.pointee.capacity
+            let head = header.pointee.head
+            let firstRun = Swift.min(count, capacity - head)
+            (elements + head).deinitialize(count: firstRun)
+            if count > firstRun { elements.deinitialize(count: count - firstRun) }
+            header.pointee.head = Self.physical(count, head: head, capacity: capacity)
+            header.pointee.count -= count
+        }
+    }
+
     /// The index of the first element whose key is not less than `key` (keys must be ascending).
     package func partitionIndex<Key: Comparable>(of key: Key, by keyOf: (Element) -> Key) -> Int {
         var low = 0

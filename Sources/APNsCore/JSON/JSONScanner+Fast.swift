@@ -121,8 +121,29 @@ extension JSONScanner {
     /// The index just past the string whose quote is at `start`, or nil when it is not a valid
     /// JSON string. Plain ASCII is crossed eight bytes at a time; the first byte that needs a look
     /// (quote, backslash, control character, non-ASCII) is found exactly from the word's mask.
+    @inline(__always)
     package static func fastSkipString(_ base: UnsafeRawPointer, from start: Int, end: Int) -> Int? {
+        // The common case inline: plain ASCII up to the closing quote. Anything else (an escape,
+        // a control character, non-ASCII, the end of the input) is the outlined scan's, from
+        // the byte that needs a look.
         var index = start + 1
+        while index + 8 <= end {
+            let mask = attentionMask(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+            if mask != 0 {
+                index += mask.trailingZeroBitCount >> 3
+                if base.load(fromByteOffset: index, as: UInt8.self) == UInt8(ascii: "\"") { return index + 1 }
+                break
+            }
+            index += 8
+        }
+        return fastSkipStringRest(base, at: index, end: end)
+    }
+
+    /// The rest of a string from `start`, a byte inside it (after the opening quote): what
+    /// ``fastSkipString(_:from:end:)`` does past its inline common case.
+    @inline(never)
+    private static func fastSkipStringRest(_ base: UnsafeRawPointer, at start: Int, end: Int) -> Int? {
+        var index = start
         while true {
             while index + 8 <= end {
                 let mask = attentionMask(

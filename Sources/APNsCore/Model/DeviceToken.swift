@@ -256,7 +256,8 @@ public struct DeviceToken: Hashable, Sendable {
         switch storage {
         case .compact(let vector, let count):
             return try Swift.withUnsafeBytes(of: vector) { raw in
-                try body(UnsafeRawBufferPointer(rebasing: raw.prefix(Int(count))))
+                // Not `raw.prefix(_:)`: a generic call per token on the hot paths.
+                try body(UnsafeRawBufferPointer(start: raw.baseAddress, count: Int(count)))
             }
         case .extended(let bytes):
             return try bytes.withUnsafeBytes(body)

@@ -13,125 +13,42 @@ internal import APNsRuntime
 /// stalls (a gateway that takes no data), bounds the wait for the barrier's verdict, confirms
 /// what is in flight when the input pauses, and copes with partial writes. Not `Sendable`: it
 /// lives and dies on its thread.
-package final class GatewayConnection {
+///
+/// It is generic over its machine and its input, so that the same shell (and the same transport
+/// code) serves notifications (``DeliveryStateMachine`` over a ``NotificationSource``) and
+/// pre-encoded frames (``FrameDeliveryStateMachine`` over a ``FrameSource``); each pairing has
+/// its own `run()`, which is all that differs.
+package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> {
     /// How the shell writes and waits.
-    package struct Settings: Sendable {
-        var format: FrameFormat
-        var encoder: FrameEncoder
-        /// Seconds to wait for the answer to the confirmation barrier.
-        var verdictTimeout: Double
-        /// Seconds the input may pause with notifications in flight before they are confirmed.
-        var idleConfirmationDelay: Double
-        var writeBatchSize: Int
-        /// Seconds a gateway may accept no data before the connection counts as dead.
-        var stallTimeout: Double
+    package typealias Settings = GatewayConnectionSettings
 
-        package init(
-            format: FrameFormat, encoder: FrameEncoder, verdictTimeout: Double, idleConfirmationDelay: Double,
-            writeBatchSize: Int, stallTimeout: Double
-        ) {
-            self.format = format
-            self.encoder = encoder
-            self.verdictTimeout = verdictTimeout
-            self.idleConfirmationDelay = idleConfirmationDelay
-            self.writeBatchSize = Swift.max(64, writeBatchSize)
-            self.stallTimeout = stallTimeout
-        }
-    }
-
-    /// Notifications taken from the shared input and not yet handed to the machine.
-    private struct TakenBatch {
-        var items: [(UInt64, PushNotification)] = []
-        var next = 0
-
-        var isEmpty: Bool { next == items.count }
-
-        mutating func pop() -> (UInt64, PushNotification)? {
-            guard next < items.count else { return nil }
-            defer { next += 1 }
-            return items[next]
-        }
-
-        mutating func reset() {
-            items.removeAll(keepingCapacity: true)
-            next = 0
-        }
-    }
-
-    /// Notifications taken from the shared input at a time.
-    static let takeBatchSize = 256
     /// Seconds to wait for input per look, while watching the gateway for verdicts.
-    static let inputPollInterval = 0.02
+    static var inputPollInterval: Double { 0.02 }
 
     private let settings: Settings
-    private let source: NotificationSource
     private let dialer: any GatewayDialer
     private let events: (@Sendable (PushEvent) -> Void)?
-    private var machine: DeliveryStateMachine
+    private var machine: Machine
+    private var input: Input
     private var transport: (any Transport)?
     private var writer: ByteWriter
     private var decoder = FrameDecoder(configuration: .provider)
-    private var taken = TakenBatch()
     private var sourceIsFinished = false
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
 
-    package init(
-        slot: Int, settings: Settings, delivery: DeliveryStateMachine.Configuration, source: NotificationSource,
-        dialer: any GatewayDialer, events: (@Sendable (PushEvent) -> Void)?
+    private init(
+        settings: Settings, machine: Machine, input: Input, dialer: any GatewayDialer,
+        events: (@Sendable (PushEvent) -> Void)?
     ) {
         self.settings = settings
-        self.source = source
+        self.machine = machine
+        self.input = input
         self.dialer = dialer
         self.events = events
-        self.machine = DeliveryStateMachine(configuration: delivery, connection: slot)
         self.writer = ByteWriter(capacity: settings.writeBatchSize * 2)
-        taken.items.reserveCapacity(Self.takeBatchSize)
     }
 
     deinit { readBuffer.deallocate() }
-
-    /// Runs until every notification this slot took has a verdict.
-    package func run() -> SendReport {
-        while true {
-            let action = machine.nextAction()
-            publishEvents()
-            switch action {
-            case .connect(let delay):
-                Monotonic.sleep(delay.inSeconds)
-                open()
-            case .writeNew:
-                guard let (position, notification) = nextInput() else { continue }
-                if let status = settings.encoder.gatewayStatus(for: notification, format: settings.format) {
-                    machine.refused(notification, position: position, status: status)
-                    continue
-                }
-                let identifier = machine.wroteNew(notification, position: position)
-                FrameEncoder.encodeValidated(notification, as: settings.format, identifier: identifier, into: &writer)
-                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
-            case .resend(let identifier, let notification):
-                FrameEncoder.encodeValidated(notification, as: settings.format, identifier: identifier, into: &writer)
-                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
-            case .writeBarrier(let identifier):
-                ConfirmationBarrier.encode(identifier: identifier, into: &writer)
-                pump(flushAll: true)
-            case .awaitVerdict:
-                pump(flushAll: true)
-                awaitVerdict()
-            case .close:
-                closeTransport()
-                machine.closed(.unexpected(reason: "closed"))
-            case .finished:
-                // Taken but never written (the slot stopped early): accounted, not lost.
-                while let (position, notification) = taken.pop() {
-                    machine.abandoned(notification, position: position)
-                }
-                publishEvents()
-                dialer.stop()
-                if machine.report.failure != nil { source.stop() }
-                return machine.report
-            }
-        }
-    }
 
     private func publishEvents() {
         let pending = machine.takeEvents()
@@ -159,34 +76,42 @@ package final class GatewayConnection {
         writer.clear()
     }
 
+    /// The end of `run()`: the taken but unwritten notifications are accounted for.
+    private func finish() -> SendReport {
+        publishEvents()
+        dialer.stop()
+        if machine.report.failure != nil { input.stop() }
+        return machine.report
+    }
+
     // MARK: - Input
 
-    /// The next notification from the shared input, or nil when there is none for now. The
-    /// machine has then been told why: the input finished, or it stalled and a barrier is due, or
-    /// a verdict or the end of the connection arrived while waiting.
-    private func nextInput() -> (UInt64, PushNotification)? {
-        if let next = taken.pop() { return next }
-        if take(timeout: 0), let next = taken.pop() { return next }
-        if sourceIsFinished { return nil }
+    /// Whether taken notifications are ready to write. When none are, the machine has been told
+    /// why: the input finished, or it stalled and a barrier is due, or a verdict or the end of the
+    /// connection arrived while waiting.
+    private func inputReady() -> Bool {
+        if input.hasTaken { return true }
+        if take(timeout: 0) { return true }
+        if sourceIsFinished { return false }
         // The input is slow: let the gateway see what is buffered, and keep watching for its
         // verdicts while waiting. After a short idle period, confirm what is in flight.
         pump(flushAll: true)
         let stalledSince = Monotonic.now()
         while machine.isWriting {
-            if take(timeout: Self.inputPollInterval), let next = taken.pop() { return next }
-            if sourceIsFinished { return nil }
-            guard readAvailable() else { return nil }
+            if take(timeout: Self.inputPollInterval) { return true }
+            if sourceIsFinished { return false }
+            guard readAvailable() else { return false }
             if Monotonic.now() - stalledSince >= settings.idleConfirmationDelay, machine.inputStalled() {
-                return nil
+                return false
             }
         }
-        return nil
+        return false
     }
 
-    /// Refills the taken batch; false when nothing came (and tells the machine if nothing will).
+    /// Refills the taken notifications; false when nothing came (and tells the machine if nothing
+    /// will).
     private func take(timeout: Double) -> Bool {
-        taken.reset()
-        switch source.take(into: &taken.items, maximum: Self.takeBatchSize, timeout: timeout) {
+        switch input.take(timeout: timeout) {
         case .taken:
             return true
         case .finished:
@@ -303,5 +228,139 @@ package final class GatewayConnection {
         } else {
             machine.closed(.unexpected(reason: error.reason))
         }
+    }
+}
+
+// MARK: - Notifications
+
+extension GatewayConnection where Machine == DeliveryStateMachine, Input == NotificationInput {
+    /// A slot sending notifications taken from `source`.
+    package convenience init(
+        slot: Int, settings: Settings, delivery: DeliveryStateMachine.Configuration, source: NotificationSource,
+        dialer: any GatewayDialer, events: (@Sendable (PushEvent) -> Void)?
+    ) {
+        self.init(
+            settings: settings, machine: DeliveryStateMachine(configuration: delivery, connection: slot),
+            input: NotificationInput(source: source), dialer: dialer, events: events)
+    }
+
+    /// Runs until every notification this slot took has a verdict.
+    package func run() -> SendReport {
+        while true {
+            let action = machine.nextAction()
+            publishEvents()
+            switch action {
+            case .connect(let delay):
+                Monotonic.sleep(delay.inSeconds)
+                open()
+            case .writeNew:
+                guard inputReady(), let (position, notification) = input.pop() else { continue }
+                if let status = settings.encoder.gatewayStatus(for: notification, format: settings.format) {
+                    machine.refused(notification, position: position, status: status)
+                    continue
+                }
+                let identifier = machine.wroteNew(notification, position: position)
+                FrameEncoder.encodeValidated(notification, as: settings.format, identifier: identifier, into: &writer)
+                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
+            case .resend(let identifier, let notification):
+                FrameEncoder.encodeValidated(notification, as: settings.format, identifier: identifier, into: &writer)
+                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
+            case .writeBarrier(let identifier):
+                ConfirmationBarrier.encode(identifier: identifier, into: &writer)
+                pump(flushAll: true)
+            case .awaitVerdict:
+                pump(flushAll: true)
+                awaitVerdict()
+            case .close:
+                closeTransport()
+                machine.closed(.unexpected(reason: "closed"))
+            case .finished:
+                // Taken but never written (the slot stopped early): accounted, not lost.
+                while let (position, notification) = input.pop() {
+                    machine.abandoned(notification, position: position)
+                }
+                return finish()
+            }
+        }
+    }
+}
+
+// MARK: - Frames
+
+extension GatewayConnection where Machine == FrameDeliveryStateMachine, Input == FrameInput {
+    /// A slot sending pre-encoded frames taken from `source` (their format is the batches').
+    package convenience init(
+        slot: Int, settings: Settings, delivery: DeliveryStateMachine.Configuration, source: FrameSource,
+        dialer: any GatewayDialer, events: (@Sendable (PushEvent) -> Void)?
+    ) {
+        self.init(
+            settings: settings, machine: FrameDeliveryStateMachine(configuration: delivery, connection: slot),
+            input: FrameInput(source: source), dialer: dialer, events: events)
+    }
+
+    /// Runs until every notification this slot took has a verdict.
+    package func run() -> SendReport {
+        while true {
+            let action = machine.nextAction()
+            publishEvents()
+            switch action {
+            case .connect(let delay):
+                Monotonic.sleep(delay.inSeconds)
+                open()
+            case .writeNew:
+                if !input.hasTaken { input.retireCurrent(keepingFrom: machine.oldestPending) }
+                guard inputReady() else { continue }
+                let (count, bytes) = machine.writeNew(
+                    records: input.pendingRecords, firstPosition: input.nextPosition, into: &writer,
+                    until: settings.writeBatchSize)
+                input.advance(count: count, bytes: bytes)
+                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
+            case .resend(let identifier, let record):
+                writer.writeWithUnsafeMutableBytes(byteCount: record.frameSize) { out in
+                    record.copyFrame(identifier: identifier, to: out.baseAddress!)
+                }
+                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
+            case .writeBarrier(let identifier):
+                ConfirmationBarrier.encode(identifier: identifier, into: &writer)
+                pump(flushAll: true)
+            case .awaitVerdict:
+                pump(flushAll: true)
+                awaitVerdict()
+            case .close:
+                closeTransport()
+                machine.closed(.unexpected(reason: "closed"))
+            case .finished:
+                // Taken but never written (the slot stopped early): accounted, not lost.
+                while let (position, record) = input.pop() {
+                    machine.abandoned(record, position: position)
+                }
+                return finish()
+            }
+        }
+    }
+}
+
+/// How the shell writes and waits.
+package struct GatewayConnectionSettings: Sendable {
+    var format: FrameFormat
+    var encoder: FrameEncoder
+    /// Seconds to wait for the answer to the confirmation barrier.
+    var verdictTimeout: Double
+    /// Seconds the input may pause with notifications in flight before they are confirmed.
+    var idleConfirmationDelay: Double
+    var writeBatchSize: Int
+    /// Seconds a gateway may accept no data before the connection counts as dead.
+    var stallTimeout: Double
+
+    package init(
+        format: FrameFormat, encoder: FrameEncoder, verdictTimeout: Double, idleConfirmationDelay: Double,
+        writeBatchSize: Int, stallTimeout: Double
+    ) {
+        self.format = format
+        self.encoder = encoder
+        self.verdictTimeout = verdictTimeout
+        self.idleConfirmationDelay = idleConfirmationDelay
+        self.writeBatchSize = Swift.max(64, writeBatchSize)
+        self.stallTimeout = stallTimeout
     }
 }

@@ -27,12 +27,14 @@ package final class NotificationSource: @unchecked Sendable {
     }
 
     /// Adds a batch from a producer thread (never from the cooperative pool), blocking while the
-    /// queue is full. Returns false when taking has stopped.
+    /// queue is full. Returns false when taking has stopped (the batch is then kept for the report).
     package func pushWaiting(_ batch: [PushNotification]) -> Bool {
         lock.withLock {
-            guard !stopped else { return false }
+            // Taken from the caller's input for good: after a stop it is queued all the same, so
+            // the report names it (not sent, from ``untaken()``) instead of forgetting it.
             batches.append(batch)
             queued += batch.count
+            guard !stopped else { return false }
             lock.broadcast()
             while queued >= capacity, !stopped { _ = lock.wait(timeout: 1) }
             return !stopped

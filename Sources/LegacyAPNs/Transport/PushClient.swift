@@ -131,13 +131,69 @@ public struct PushClient: Sendable {
         }
     }
 
+    /// Sends every notification of a sequence of pre-encoded ``FrameBatch``es: the same send as
+    /// ``send(_:)-7u9fj`` (the same rules, events and report for the same notifications),
+    /// without encoding anything or keeping a ``PushNotification`` per notification in flight.
+    ///
+    /// The batches are iterated on a thread of its own, only as fast as the gateway takes their
+    /// notifications. Every batch must be of the client's ``Configuration/format``; a batch of
+    /// another format stops the send before its first notification, and the report's
+    /// ``SendReport/failure`` says so.
+    public func send<Input: Sequence & Sendable>(frames batches: Input) async -> SendReport
+    where Input.Element == FrameBatch {
+        let format = configuration.format
+        return await run(
+            source: FrameSource(capacity: 8192),
+            slot: { slot, settings, delivery, dialer, source, events in
+                GatewayConnection(
+                    slot: slot, settings: settings, delivery: delivery, source: source, dialer: dialer, events: events
+                ).run()
+            },
+            feed: { source in
+                await OSThread.run(name: "apns-input") {
+                    var failure: LegacyAPNsError?
+                    for batch in batches {
+                        guard batch.format == format else {
+                            failure = LegacyAPNsError(
+                                .malformedInput,
+                                "a frame batch of format \(batch.format) was given to a client sending \(format)")
+                            break
+                        }
+                        guard source.pushWaiting(batch) else { break }
+                    }
+                    // Said here, on the producer's thread (see send(_:)).
+                    source.finish()
+                    return failure
+                }
+            })
+    }
+
     /// Starts the connection threads, runs `feed` to fill the shared input (it returns an error
     /// if the input failed), and collects the verdicts.
-    private func run(_ feed: (NotificationSource) async -> LegacyAPNsError?) async -> SendReport {
+    private func run(_ feed: @escaping (NotificationSource) async -> LegacyAPNsError?) async -> SendReport {
+        await run(
+            source: NotificationSource(capacity: 8192),
+            slot: { slot, settings, delivery, dialer, source, events in
+                GatewayConnection(
+                    slot: slot, settings: settings, delivery: delivery, source: source, dialer: dialer, events: events
+                ).run()
+            }, feed: feed)
+    }
+
+    /// Starts a thread per connection slot running `slot` over `source`, runs `feed` to fill
+    /// `source`, and collects the verdicts.
+    private func run<Source: SlotSource>(
+        source: Source,
+        slot:
+            @escaping @Sendable (
+                Int, GatewayConnectionSettings, DeliveryStateMachine.Configuration, any GatewayDialer, Source,
+                (@Sendable (PushEvent) -> Void)?
+            ) -> SendReport,
+        feed: (Source) async -> LegacyAPNsError?
+    ) async -> SendReport {
         let start = Monotonic.now()
-        let source = NotificationSource(capacity: 8192)
         let collector = ReportCollector(expected: Swift.max(1, configuration.connections))
-        let settings = GatewayConnection.Settings(
+        let settings = GatewayConnectionSettings(
             format: configuration.format, encoder: FrameEncoder(maximumPayloadSize: configuration.maximumPayloadSize),
             verdictTimeout: configuration.verdictTimeout.inSeconds,
             idleConfirmationDelay: configuration.idleConfirmationDelay.inSeconds,
@@ -145,14 +201,12 @@ public struct PushClient: Sendable {
         let endpoint = configuration.gateway.endpoint
         let connectTimeout = configuration.connectTimeout.inSeconds
         let context = self.context
-        for slot in 0..<Swift.max(1, configuration.connections) {
+        for index in 0..<Swift.max(1, configuration.connections) {
             let delivery = configuration.delivery
             let events = self.events
-            OSThread.start(name: "apns-\(slot)") {
-                let connection = GatewayConnection(
-                    slot: slot, settings: settings, delivery: delivery, source: source,
-                    dialer: TLSDialer(endpoint: endpoint, context: context, timeout: connectTimeout), events: events)
-                collector.add(connection.run())
+            OSThread.start(name: "apns-\(index)") {
+                let dialer = TLSDialer(endpoint: endpoint, context: context, timeout: connectTimeout)
+                collector.add(slot(index, settings, delivery, dialer, source, events))
             }
         }
 
@@ -184,6 +238,19 @@ public struct PushClient: Sendable {
         return report
     }
 }
+
+/// The shared input of a send's connection slots, as ``PushClient`` drives it.
+protocol SlotSource: AnyObject, Sendable {
+    /// The producer has no more input.
+    func finish()
+    /// No more input will be taken.
+    func stop()
+    /// What was given and never taken, with the positions it would have had.
+    func untaken() -> [(UInt64, PushNotification)]
+}
+
+extension NotificationSource: SlotSource {}
+extension FrameSource: SlotSource {}
 
 /// Collects the per-connection reports and hands the merged one to the sender when all are in.
 private final class ReportCollector: @unchecked Sendable {

@@ -148,7 +148,7 @@ enum SendCommand {
         let task = Task { () -> SendReport in
             switch input {
             case .list(let notifications): await client.send(notifications)
-            case .file(let file): await client.send(file.notifications())
+            case .file(let file): await client.send(frames: file.frameBatches())
             }
         }
         let interrupt = InterruptWatch { task.cancel() }

@@ -17,6 +17,8 @@ import LegacyAPNs
 final class JSONLinesInput: Sendable {
     /// The spools of the parts, in input order.
     private let spools: [SpoolFile]
+    /// What the lines were checked for (and so what the spools hold).
+    private let validation: JSONLinesCheck.Validation
     /// Which line each notification came from.
     let lines: LineIndex
     /// Notifications in the input (from `firstLine` on).
@@ -25,8 +27,9 @@ final class JSONLinesInput: Sendable {
     /// Regular files at least this large are checked in two parts.
     static let splitThreshold = 8 * 1024 * 1024
 
-    private init(spools: [SpoolFile], lines: LineIndex) {
+    private init(spools: [SpoolFile], lines: LineIndex, validation: JSONLinesCheck.Validation) {
         self.spools = spools
+        self.validation = validation
         self.lines = lines
     }
 
@@ -73,37 +76,45 @@ final class JSONLinesInput: Sendable {
                 firstLine > 1
                     ? "\(name) holds no notifications from line \(firstLine) on" : "\(name) holds no notifications")
         }
-        return JSONLinesInput(spools: parts.compactMap(\.spool), lines: lines)
+        return JSONLinesInput(spools: parts.compactMap(\.spool), lines: lines, validation: validation)
     }
 
-    /// The checked notifications for the binary protocol, in input order (a notification without
-    /// an `id` has a nil identifier: reports name it by its line, ``LineIndex/line(of:)``).
-    func notifications() -> Notifications { Notifications(parts: spools.map { $0.records() }) }
+    /// The checked notifications for the binary protocol as the frames that will carry them, in
+    /// input order, for ``PushClient/send(frames:)`` (a notification without an `id` has a nil
+    /// identifier: reports name it by its line, ``LineIndex/line(of:)``). Only for an input
+    /// opened with ``JSONLinesCheck/Validation/binary(encoder:format:)``.
+    func frameBatches() -> FrameBatches { FrameBatches(parts: spools, validation: validation) }
 
-    /// The spools' records one after the other as binary notifications, each decoded straight
-    /// from the spool's buffer.
-    struct Notifications: Sequence, Sendable {
-        let parts: [SpoolFile.Records]
+    /// The spools' frame records one after the other, as batches.
+    struct FrameBatches: Sequence, Sendable {
+        let parts: [SpoolFile]
+        let validation: JSONLinesCheck.Validation
 
-        func makeIterator() -> Iterator { Iterator(parts: parts) }
+        func makeIterator() -> Iterator { Iterator(parts: parts, validation: validation) }
 
         struct Iterator: IteratorProtocol {
-            let parts: [SpoolFile.Records]
+            let parts: [SpoolFile]
+            let format: FrameFormat
+            let encoder: FrameEncoder
             var part = 0
-            var current: SpoolFile.Records.Iterator?
+            var current: SpoolFile.FrameBatches.Iterator?
 
-            init(parts: [SpoolFile.Records]) {
+            init(parts: [SpoolFile], validation: JSONLinesCheck.Validation) {
                 self.parts = parts
-                current = parts.first?.makeIterator()
+                guard case .binary(let encoder, let format) = validation else {
+                    preconditionFailure("frame batches of an input checked for HTTP/2")
+                }
+                (self.encoder, self.format) = (encoder, format)
+                current = parts.first?.frameBatches(format: format, encoder: encoder).makeIterator()
             }
 
-            mutating func next() -> PushNotification? {
+            mutating func next() -> FrameBatch? {
                 while current != nil {
-                    if let notification = current!.next(decoding: SpoolRecord.decodeNotification) {
-                        return notification
-                    }
+                    if let batch = current!.next() { return batch }
                     part += 1
-                    current = part < parts.count ? parts[part].makeIterator() : nil
+                    current =
+                        part < parts.count
+                        ? parts[part].frameBatches(format: format, encoder: encoder).makeIterator() : nil
                 }
                 return nil
             }
@@ -221,25 +232,16 @@ struct JSONLinesCheck: Sendable {
             return outcome
         }
         var splitter = LineSplitter()
-        let parser = NotificationLineParser(dialect: validation.dialect)
-        let handle = { (line: UnsafeRawBufferPointer, number: Int) throws in
-            guard number >= firstLine else { return }
-            let spooled: Bool? = try parser.withParsedLine(line, lineNumber: number) { parsed in
-                var checked = parsed
-                do {
-                    if let type = try validation.check(parsed) { checked.pushType = type }
-                } catch let error as LegacyAPNsError {
-                    throw NotificationLineParser.LineError(line: number, reason: error.reason).error
-                }
-                try spool.append(checked)
-                return true
-            }
-            if spooled == true { outcome.lines.append(line: number) }
-        }
+        var sink = LineSink(check: self, spool: spool)
+        defer { sink.release() }
         do {
-            try Files.forEachChunk(input, path: name, range: range) { try splitter.feed($0, handle) }
-            try splitter.finish(handle)
+            try Files.forEachChunk(input, path: name, range: range) { chunk in
+                try splitter.feed(chunk) { try sink.handle($0, number: $1) }
+            }
+            try splitter.finish { try sink.handle($0, number: $1) }
+            try sink.flush()
             try spool.flush()
+            outcome.lines = sink.lines
             outcome.spool = spool
         } catch let error as LegacyAPNsError {
             if let line = error.underlying as? NotificationLineParser.LineError {
@@ -254,5 +256,116 @@ struct JSONLinesCheck: Sendable {
         }
         outcome.lineCount = splitter.lineNumber
         return outcome
+    }
+}
+
+/// What ``JSONLinesCheck`` does with each line: parse, validate and spool it. A value, so that the
+/// per-line work touches no class properties and no captured variables (no exclusivity checks,
+/// no reference counting), with a fast path for the common binary line: the fields of
+/// ``NotificationLineParser/fastFields(_:)`` go straight into the frame record, without a
+/// ``NotificationLineParser/ParsedLine``. Whatever the fast path does not take (another shape, a
+/// payload over the limit) goes through the full parser, which also words every error.
+struct LineSink {
+    let check: JSONLinesCheck
+    let spool: SpoolFile
+    let parser: NotificationLineParser
+    /// The binary format and payload limit when the fast path applies.
+    let fastFormat: FrameFormat?
+    let payloadLimit: Int
+    /// Frame records not yet written to the spool.
+    private var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: SpoolFile.writeSize, alignment: 16)
+    private var used = 0
+    /// Where each spooled notification is.
+    private(set) var lines = LineIndex()
+
+    init(check: JSONLinesCheck, spool: SpoolFile) {
+        self.check = check
+        self.spool = spool
+        parser = NotificationLineParser(dialect: check.validation.dialect)
+        if case .binary(let encoder, let format) = check.validation {
+            fastFormat = format
+            payloadLimit = Swift.min(encoder.maximumPayloadSize, Int(UInt16.max))
+        } else {
+            fastFormat = nil
+            payloadLimit = 0
+        }
+    }
+
+    /// Frees the buffer (after the last ``flush()``, or on failure).
+    mutating func release() {
+        buffer.deallocate()
+        buffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    }
+
+    @inline(__always)
+    mutating func handle(_ line: UnsafeRawBufferPointer, number: Int) throws {
+        guard number >= check.firstLine else { return }
+        // 64 hex digits make a 32-byte token, which every format takes.
+        if let format = fastFormat, let fast = parser.fastFields(line), fast.payload.count <= payloadLimit,
+            fast.payload.count > 0
+        {
+            let payload = UnsafeRawBufferPointer(rebasing: line[fast.payload])
+            let size = FrameRecord.size(
+                tokenCount: DeviceToken.standardByteCount, payloadCount: payload.count, format: format,
+                hasExpiration: fast.expiration != nil, hasPriority: fast.priority != nil)
+            try reserve(size)
+            fast.token.withUnsafeBytes { token in
+                _ = FrameRecord.write(
+                    token: token, payload: payload, identifier: fast.identifier, expiration: fast.expiration,
+                    priority: fast.priority, format: format, to: buffer.baseAddress! + used)
+            }
+            used += size
+            lines.append(line: number)
+            return
+        }
+        try handleInFull(line, number: number)
+    }
+
+    /// The full parser's way, for every line the fast path does not take.
+    private mutating func handleInFull(_ line: UnsafeRawBufferPointer, number: Int) throws {
+        let validation = check.validation
+        let spooled: Bool? = try parser.withParsedLine(line, lineNumber: number) { parsed in
+            var checked = parsed
+            do {
+                if let type = try validation.check(parsed) { checked.pushType = type }
+            } catch let error as LegacyAPNsError {
+                throw NotificationLineParser.LineError(line: number, reason: error.reason).error
+            }
+            if case .binary(_, let format) = validation {
+                let size = FrameRecord.size(
+                    tokenCount: parsed.token.count, payloadCount: parsed.payload.count, format: format,
+                    hasExpiration: parsed.expiration != nil, hasPriority: parsed.priority != nil)
+                try reserve(size)
+                parsed.token.withUnsafeBytes { token in
+                    _ = FrameRecord.write(
+                        token: token, payload: parsed.payload, identifier: parsed.givenIdentifier,
+                        expiration: parsed.expiration, priority: parsed.priority, format: format,
+                        to: buffer.baseAddress! + used)
+                }
+                used += size
+            } else {
+                try spool.append(checked)
+            }
+            return true
+        }
+        if spooled == true { lines.append(line: number) }
+    }
+
+    /// Makes room for `size` more bytes, writing the buffered records to the spool if need be.
+    @inline(__always)
+    private mutating func reserve(_ size: Int) throws {
+        guard used + size > buffer.count else { return }
+        try flush()
+        if size > buffer.count {
+            buffer.deallocate()
+            buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        }
+    }
+
+    /// Writes the buffered frame records to the spool.
+    mutating func flush() throws {
+        guard used > 0 else { return }
+        try spool.write(UnsafeRawBufferPointer(rebasing: buffer[0..<used]))
+        used = 0
     }
 }

@@ -134,32 +134,6 @@ struct SpoolRecord {
         return (decoded, size)
     }
 
-    /// The record at the start of `bytes` as a binary notification and its size, or nil when
-    /// `bytes` holds less than a whole record: ``decode(_:)`` without the intermediate value (the
-    /// binary send reads every record this way).
-    static func decodeNotification(_ bytes: UnsafeRawBufferPointer) -> (PushNotification, size: Int)? {
-        guard bytes.count >= headerSize else { return nil }
-        let flags = bytes[0]
-        if flags & Flag.hasHTTP2Fields != 0 {
-            return decode(bytes).map { ($0.0.pushNotification, $0.size) }
-        }
-        let tokenCount = Int(bytes[1])
-        let payloadCount = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt16.self)))
-        let payloadStart = headerSize + tokenCount
-        let size = payloadStart + payloadCount
-        guard bytes.count >= size else { return nil }
-        let notification = PushNotification(
-            token: DeviceToken(validatedBytes: UnsafeRawBufferPointer(rebasing: bytes[headerSize..<payloadStart])),
-            payload: Payload(unvalidatedBytes: Array(UnsafeRawBufferPointer(rebasing: bytes[payloadStart..<size]))),
-            identifier: flags & Flag.hasIdentifier != 0
-                ? UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) : nil,
-            expiration: flags & Flag.hasExpiry != 0
-                ? Expiration(rawValue: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-                : nil,
-            priority: flags & Flag.hasPriority != 0 ? Priority(rawValue: bytes[12]) : nil)
-        return (notification, size)
-    }
-
     /// Reads the HTTP/2 block; nil on short input.
     private struct ByteCursor {
         let bytes: UnsafeRawBufferPointer

@@ -66,4 +66,45 @@ import Testing
         }
         #expect(Tracked.alive == 0)
     }
+
+    /// Its own counter, so this test runs alongside the one above.
+    final class Counted {
+        nonisolated(unsafe) static var alive = 0
+        init() { Counted.alive += 1 }
+        deinit { Counted.alive -= 1 }
+    }
+
+    @Test func removingManyAtOnceIsRemovingThemOneByOneAcrossTheWrap() {
+        var random = SplitMix64(seed: 12)
+        var ring = Ring<Int>(capacity: 8)
+        var model: [Int] = []
+        var next = 0
+        for _ in 0..<2_000 {
+            for _ in 0..<Int(random.next() % 9) {
+                ring.append(next)
+                model.append(next)
+                next += 1
+            }
+            if random.next() % 4 == 0, let first = model.first {
+                ring.prepend(first - 1_000)
+                model.insert(first - 1_000, at: 0)
+            }
+            let count = Int(random.next() % UInt64(model.count + 1))
+            ring.removeFirst(count)
+            model.removeFirst(count)
+            #expect(ring.count == model.count)
+            #expect((0..<ring.count).map { ring[$0] } == model)
+        }
+        #expect(Counted.alive == 0)
+        do {
+            var counted = Ring<Counted>(capacity: 4)
+            for _ in 0..<8 { counted.append(Counted()) }  // grown to 8
+            for _ in 0..<3 { _ = counted.removeFirst() }
+            for _ in 0..<3 { counted.append(Counted()) }  // full again, wrapped around
+            counted.removeFirst(7)  // five up to the end of the storage, two from its start
+            #expect(Counted.alive == 1)
+            #expect(counted.count == 1)
+        }
+        #expect(Counted.alive == 0)
+    }
 }

@@ -1,0 +1,132 @@
+import APNsCore
+
+/// What ``GatewayConnection``'s transport code asks of its delivery machine (the decisions about
+/// what to write come from the machine's own `nextAction()`, in the pairing's `run()`).
+package protocol SlotMachine {
+    var isWriting: Bool { get }
+    var pendingBarrier: UInt32? { get }
+    var report: SendReport { get }
+    mutating func takeEvents() -> [PushEvent]
+    mutating func connected()
+    mutating func connectFailed(_ error: LegacyAPNsError)
+    mutating func inputFinished()
+    mutating func inputStalled() -> Bool
+    mutating func received(_ response: ErrorResponse)
+    mutating func verdictTimedOut()
+    mutating func closed(_ cause: DeliveryStateMachine.CloseCause)
+}
+
+extension DeliveryStateMachine: SlotMachine {}
+extension FrameDeliveryStateMachine: SlotMachine {}
+
+/// A connection's share of the shared input: what it took and has not yet written.
+package protocol SlotInput {
+    /// Whether taken notifications wait to be written.
+    var hasTaken: Bool { get }
+    /// Takes more from the shared input, waiting at most `timeout` seconds.
+    mutating func take(timeout: Double) -> NotificationSource.TakeResult
+    /// No more will be taken by anyone (the slot failed for good).
+    func stop()
+}
+
+/// Notifications taken from a ``NotificationSource`` in small batches.
+package struct NotificationInput: SlotInput {
+    /// Notifications taken from the shared input at a time.
+    static let takeBatchSize = 256
+
+    let source: NotificationSource
+    private var items: [(UInt64, PushNotification)] = []
+    private var next = 0
+
+    init(source: NotificationSource) {
+        self.source = source
+        items.reserveCapacity(Self.takeBatchSize)
+    }
+
+    package var hasTaken: Bool { next < items.count }
+
+    /// The next taken notification and its position.
+    mutating func pop() -> (UInt64, PushNotification)? {
+        guard next < items.count else { return nil }
+        defer { next += 1 }
+        return items[next]
+    }
+
+    package mutating func take(timeout: Double) -> NotificationSource.TakeResult {
+        items.removeAll(keepingCapacity: true)
+        next = 0
+        return source.take(into: &items, maximum: Self.takeBatchSize, timeout: timeout)
+    }
+
+    package func stop() { source.stop() }
+}
+
+/// Frame batches taken whole from a ``FrameSource``. The batches whose notifications may still
+/// be written again (in flight or waiting to be resent: the machine holds their addresses) are
+/// kept until the machine no longer needs them.
+package struct FrameInput: SlotInput {
+    let source: FrameSource
+    /// The batch being written, and how far.
+    private var current: FrameBatch?
+    private var offset = 0
+    /// The position of the next record of `current`.
+    private(set) var nextPosition: UInt64 = 0
+    /// Batches written whole, each with the position after its last notification.
+    private var held = Ring<(batch: FrameBatch, end: UInt64)>(capacity: 64)
+
+    init(source: FrameSource) { self.source = source }
+
+    package var hasTaken: Bool {
+        guard let current else { return false }
+        return offset < current.byteCount
+    }
+
+    /// The unwritten records of the current batch.
+    var pendingRecords: UnsafeRawBufferPointer {
+        guard let current else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(rebasing: current.records[offset...])
+    }
+
+    /// `count` records (`bytes` bytes) of the current batch were written.
+    mutating func advance(count: Int, bytes: Int) {
+        offset += bytes
+        nextPosition += UInt64(count)
+    }
+
+    /// The next unwritten record and its position (for the ones a stopped slot never writes).
+    mutating func pop() -> (UInt64, FrameRecord.Reference)? {
+        guard let current, offset < current.byteCount else { return nil }
+        let record = FrameRecord.Reference(current.records.baseAddress! + offset)
+        defer { advance(count: 1, bytes: record.recordSize) }
+        return (nextPosition, record)
+    }
+
+    /// Moves the written-out current batch to the held ones and lets go of every held batch
+    /// entirely before `oldest` (the machine's oldest position without a verdict; nil: none).
+    mutating func retireCurrent(keepingFrom oldest: UInt64?) {
+        if let current, offset >= current.byteCount {
+            held.append((current, nextPosition))
+            self.current = nil
+        }
+        while let first = held.first, oldest.map({ first.end <= $0 }) ?? true {
+            _ = held.removeFirst()
+        }
+    }
+
+    package mutating func take(timeout: Double) -> NotificationSource.TakeResult {
+        switch source.take(timeout: timeout) {
+        case .taken(let batch, let first):
+            if let current, current.byteCount > 0 { held.append((current, nextPosition)) }
+            current = batch
+            offset = 0
+            nextPosition = first
+            return .taken
+        case .empty:
+            return .empty
+        case .finished:
+            return .finished
+        }
+    }
+
+    package func stop() { source.stop() }
+}
