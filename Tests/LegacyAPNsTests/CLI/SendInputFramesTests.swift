@@ -37,10 +37,11 @@ import Testing
             let text = Self.lines.joined(separator: "\n") + "\n"
             try text.write(toFile: input, atomically: true, encoding: .utf8)
             let arguments = SendCommandTests.baseArguments(gateway) + ["--format", format, "--json"]
+            // Stdin through the built binary; a file in-process (fewer child processes).
             let result =
                 fromStdin
                 ? try CLIRunner.runBinary(arguments + ["--input", "-"], stdin: Array(text.utf8))
-                : try CLIRunner.runBinary(arguments + ["--input", input])
+                : await CLIRunner.run(arguments + ["--input", input])
             #expect(result.status == 0, "\(result.stderr)")
             let expected = try Self.parsed().map(\.notification)
             let recorded = gateway.recorder.recorded.compactMap { record -> PushNotification? in
@@ -102,10 +103,11 @@ import Testing
         try await withTestGateway { gateway in
             let line =
                 #"{"token":"\#(Self.token)","payload":{"aps":{"alert":"\#(String(repeating: "x", count: 80))"}}}"#
-            let text = Self.lines[0] + "\n" + line + "\n"
-            let result = try CLIRunner.runBinary(
-                SendCommandTests.baseArguments(gateway) + ["--input", "-", "--max-payload", "64"],
-                stdin: Array(text.utf8))
+            let scratch = try ScratchDirectory()
+            let input = scratch.file("oversized.jsonl")
+            try (Self.lines[0] + "\n" + line + "\n").write(toFile: input, atomically: true, encoding: .utf8)
+            let result = await CLIRunner.run(
+                SendCommandTests.baseArguments(gateway) + ["--input", input, "--max-payload", "64"])
             #expect(result.status == 2)
             #expect(result.stderr == "legacy-push: error: line 2: payload has 100 bytes, the limit is 64\n")
             #expect(gateway.simulator.statistics.connections == 0)
@@ -121,10 +123,11 @@ import Testing
                 let alert = index % 2 == 0 ? big : "small \(index)"
                 return #"{"token":"\#(Self.token)","payload":{"aps":{"alert":"\#(alert)"}},"id":\#(index)}"#
             }
-            let text = lines.joined(separator: "\n") + "\n"
-            let result = try CLIRunner.runBinary(
-                SendCommandTests.baseArguments(gateway) + ["--input", "-", "--max-payload", "65535"],
-                stdin: Array(text.utf8))
+            let scratch = try ScratchDirectory()
+            let input = scratch.file("large-frames.jsonl")
+            try (lines.joined(separator: "\n") + "\n").write(toFile: input, atomically: true, encoding: .utf8)
+            let result = await CLIRunner.run(
+                SendCommandTests.baseArguments(gateway) + ["--input", input, "--max-payload", "65535"])
             #expect(result.status == 0, "\(result.stderr)")
             let parser = NotificationLineParser()
             let expected = try lines.enumerated().map { try parser.parse($1, lineNumber: $0 + 1)!.payload }
