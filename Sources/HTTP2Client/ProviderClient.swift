@@ -100,6 +100,10 @@ public struct ProviderClient: Sendable {
                     batch.removeAll(keepingCapacity: true)
                 }
                 if !batch.isEmpty { _ = stream.submitTaken(batch) }
+                // Said here, on the producer's thread: the end of the input must not wait for a
+                // cooperative thread to be free (the connections would idle meanwhile, and a server
+                // closing idle connections would make them reconnect for nothing).
+                stream.endInput()
             }
             return nil
         }

@@ -87,6 +87,9 @@ public final class ProviderStream: Sendable {
         queue.pushWaiting(contentsOf: requests, evenIfStopped: true) != nil
     }
 
+    /// No more requests will be submitted (``finish()`` says it too); from any thread.
+    func endInput() { queue.finish() }
+
     /// Why the stream stopped (nil while it takes notifications).
     public var failure: LegacyAPNsError? { queue.stopReason }
 

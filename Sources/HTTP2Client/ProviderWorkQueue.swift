@@ -220,8 +220,9 @@ final class ProviderWorkQueue: @unchecked Sendable {
         case stopped, over, timedOut
     }
 
-    /// The input is finished and nothing is left without a verdict (under the lock).
-    private var isOver: Bool { producerFinished && outstanding == 0 && retries.isEmpty }
+    /// The input is finished, none of it waits to be taken, and nothing taken is left without a
+    /// verdict (under the lock).
+    private var isOver: Bool { producerFinished && input.isEmpty && outstanding == 0 && retries.isEmpty }
 
     /// What no connection will send any more (after every connection has finished): retries
     /// still waiting, and input never taken.

@@ -26,6 +26,12 @@ import Testing
         queue.stop(LegacyAPNsError(.cancelled, "stopped by the test"))
         #expect(queue.waitForStopOrEnd(timeout: 30) == .stopped)
 
+        // Finished with input still waiting to be taken is not over.
+        let untaken = ProviderWorkQueue(capacity: 100)
+        #expect(untaken.pushWaiting(contentsOf: [(Self.request(3), 0)], evenIfStopped: false) == 1)
+        untaken.finish()
+        #expect(untaken.waitForStopOrEnd(timeout: 0.05) == .timedOut)
+
         let finishing = ProviderWorkQueue(capacity: 100)
         #expect(finishing.pushWaiting(contentsOf: [(Self.request(2), 0)], evenIfStopped: false) == 1)
         guard case .entries(let taken) = finishing.take(maximum: 10, now: .zero) else {
