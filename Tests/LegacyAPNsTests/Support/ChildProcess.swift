@@ -78,13 +78,31 @@ final class ChildProcess: @unchecked Sendable {
 
     func waitForExit(timeout: Double = 20) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
+        while process.isRunning, Date() < deadline {
+            // Foundation learns of the exit through Dispatch, which a busy test process (many
+            // children, many pipes) can leave undelivered: ask the kernel too, without reaping.
+            if let status = Self.exitStatusWithoutReaping(process.processIdentifier) {
+                usleep(50_000)  // let the pipe handlers drain
+                return status
+            }
+            usleep(10_000)
+        }
         if process.isRunning {
             process.terminate()
             return nil
         }
         usleep(50_000)  // let the pipe handlers drain
         return process.terminationStatus
+    }
+
+    /// The exit status of child `pid` if it has exited (the signal's number if one ended it, as
+    /// Foundation's `terminationStatus`), left for Foundation to reap (`WNOWAIT`).
+    static func exitStatusWithoutReaping(_ pid: Int32) -> Int32? {
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
+            info._sifields._sigchld.si_pid == pid
+        else { return nil }
+        return info._sifields._sigchld.si_status
     }
 
     deinit {
