@@ -73,17 +73,12 @@ extension PushType {
     package static func mayNameContentAvailable(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return false }
         let count = bytes.count
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
         var index = 0
         while index < count {
             if index &+ 8 <= count {
                 let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                let hyphens = word ^ (ones &* 0x2D)
-                let backslashes = word ^ (ones &* 0x5C)
-                // A zero byte in either: one of the two is somewhere in these eight.
-                let found = ((hyphens &- ones) & ~hyphens | (backslashes &- ones) & ~backslashes) & highs
-                if found == 0 {
+                // Neither byte anywhere in these eight: on to the next eight.
+                if JSONScanner.matchMask(word, 0x2D) | JSONScanner.matchMask(word, 0x5C) == 0 {
                     index &+= 8
                     continue
                 }

@@ -193,13 +193,8 @@ extension JSONScanner {
     @inline(__always)
     static func attentionMask(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let quote = word ^ (ones &* 0x22)
-        let backslash = word ^ (ones &* 0x5C)
-        let hasQuote = (quote &- ones) & ~quote
-        let hasBackslash = (backslash &- ones) & ~backslash
         let hasControl = (word &- ones &* 0x20) & ~word
-        return (hasQuote | hasBackslash | hasControl | word) & highs
+        return matchMask(word, 0x22) | matchMask(word, 0x5C) | (hasControl | word) & 0x8080_8080_8080_8080
     }
 
     /// One multi-byte UTF-8 sequence with the rules of `skipUTF8Sequence` (no overlongs, no

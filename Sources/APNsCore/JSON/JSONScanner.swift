@@ -187,15 +187,15 @@ package enum JSONScanner {
     /// Whether any of 8 bytes is a quote, a backslash, a control character or non-ASCII (SWAR:
     /// the classic "has zero byte" and "has byte less than n" tricks on a 64-bit word).
     @inline(__always)
-    static func needsAttention(_ word: UInt64) -> Bool {
+    static func needsAttention(_ word: UInt64) -> Bool { attentionMask(word) != 0 }
+
+    /// The high bit of bytes of `word` equal to `byte` (and perhaps of some after the first one;
+    /// any set bit means a match somewhere): the "has zero byte" trick on `word ^ byte...`.
+    @inline(__always)
+    package static func matchMask(_ word: UInt64, _ byte: UInt8) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let quote = word ^ (ones &* 0x22)
-        let backslash = word ^ (ones &* 0x5C)
-        let hasQuote = (quote &- ones) & ~quote
-        let hasBackslash = (backslash &- ones) & ~backslash
-        let hasControl = (word &- ones &* 0x20) & ~word
-        return ((hasQuote | hasBackslash | hasControl) & highs) | (word & highs) != 0
+        let difference = word ^ (ones &* UInt64(byte))
+        return (difference &- ones) & ~difference & 0x8080_8080_8080_8080
     }
 
     private static func skipEscape(_ bytes: UnsafeRawBufferPointer, at index: Int) throws(Failure) -> Int {
