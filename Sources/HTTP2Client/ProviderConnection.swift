@@ -94,7 +94,15 @@ final class ProviderConnection: HTTP2SessionDelegate {
             case .ping:
                 try? session?.submitPing()
             case .wait(let deadline):
-                exchange(until: deadline)
+                if queue.isAbandoned, transport != nil {
+                    // Given up: what is in flight is lost with the connection (and, the send
+                    // being stopped, not retried: unconfirmed, possibly delivered).
+                    let reason = queue.stopReason ?? LegacyAPNsError(.cancelled, "the send was abandoned")
+                    machine.stop(reason)
+                    lost(LegacyAPNsError(.cancelled, "\(reason.reason): given up with requests in flight"))
+                } else {
+                    exchange(until: deadline)
+                }
             case .close:
                 close()
                 machine.closed()

@@ -99,6 +99,13 @@ public final class ProviderStream: Sendable {
         queue.stop(reason)
     }
 
+    /// Stops at once: as ``stop(_:)``, and what is in flight is given up as well (its connections
+    /// close within about a second; those notifications get `unconfirmed` verdicts that say they
+    /// may have been delivered). For a shutdown that must not wait for a slow server.
+    public func abandon(_ reason: LegacyAPNsError) {
+        queue.abandon(reason)
+    }
+
     /// No more notifications: waits until every submitted one has its verdict and returns the
     /// report. Call it once.
     public func finish() async -> ProviderSendReport {

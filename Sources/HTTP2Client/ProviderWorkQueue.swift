@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import Synchronization
 
 /// The work of one HTTP/2 send, shared by the pool's connection threads: the caller's input
 /// (bounded, so a long input never fills memory), the notifications waiting to be sent again
@@ -6,7 +7,7 @@ internal import APNsRuntime
 /// and the count of notifications still without a verdict, which tells the connections when the
 /// send is over.
 final class ProviderWorkQueue: @unchecked Sendable {
-    // @unchecked: every stored property is guarded by `lock`.
+    // @unchecked: every stored property but the atomic `abandonedFlag` is guarded by `lock`.
 
     /// What a connection gets when it asks for work.
     enum Take {
@@ -35,6 +36,8 @@ final class ProviderWorkQueue: @unchecked Sendable {
     /// Connections waiting on their sockets with nothing to send: woken when work arrives.
     private var sleepers: [WakeSignal] = []
     private var random = BufferedRandom()
+    /// Set by ``abandon(_:)``; read by the connections at every wait, without the lock.
+    private let abandonedFlag = Atomic<Bool>(false)
 
     init(capacity: Int) {
         self.capacity = Swift.max(1, capacity)
@@ -132,6 +135,15 @@ final class ProviderWorkQueue: @unchecked Sendable {
         }
         for waiter in waiters { waiter.put(()) }
     }
+
+    /// Stops as ``stop(_:)`` does, and tells the connections to give up what is in flight too.
+    func abandon(_ error: LegacyAPNsError) {
+        abandonedFlag.store(true, ordering: .releasing)
+        stop(error)
+    }
+
+    /// Whether ``abandon(_:)`` was called.
+    var isAbandoned: Bool { abandonedFlag.load(ordering: .acquiring) }
 
     /// Whether the send was stopped, and why.
     var stopReason: LegacyAPNsError? { lock.withLock { stopped } }

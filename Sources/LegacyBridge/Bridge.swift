@@ -161,7 +161,12 @@ public final class Bridge: Sendable {
     /// finishes; the store commits what it holds. Suspends (never blocks) the caller.
     public func stop() async {
         core.stopping.store(true, ordering: .relaxed)
-        let listeners = state.withLock { $0.listeners }
+        // Released here, so each closes when its accept loop lets go of it: a sender that
+        // reconnects to a stopped bridge is refused at once, not left in the backlog.
+        let listeners: [Listener] = state.withLock { state in
+            defer { state.listeners = [] }
+            return state.listeners
+        }
         for listener in listeners { listener.wake() }
         for session in core.allSessions { session.poke() }
         let drain = configuration.drainTimeout.inSeconds
@@ -173,11 +178,11 @@ public final class Bridge: Sendable {
                 }
             }
         }
-        // The last verdicts, bounded: what does not come in time is stopped (and reported).
+        // The last verdicts, bounded: what does not come in time is given up (and reported).
         let upstream = core.upstream
         let timer = Task {
             try await Task.sleep(for: .seconds(drain))
-            upstream.stop(LegacyAPNsError(.cancelled, "the bridge stopped"))
+            upstream.abandon(LegacyAPNsError(.cancelled, "the bridge stopped"))
         }
         await upstream.finish()
         timer.cancel()

@@ -11,10 +11,12 @@ import HTTP2Client
 /// when the upstream does, without a restart. While no stream may be opened, submissions fail at
 /// once (status 10 again): the senders' own reconnect loops carry the retry.
 final class BridgeUpstream: @unchecked Sendable {
-    // @unchecked: `stream`, `failures` and `nextAttempt` are guarded by `lock`; the rest is immutable.
+    // @unchecked: `stream`, `finishing`, `failures` and `nextAttempt` are guarded by `lock`; the rest is immutable.
     private let lock = ConditionLock()
     private let client: ProviderClient
     private var stream: ProviderStream?
+    /// The stream ``finish()`` waits for (``stop(_:)`` must still reach it).
+    private var finishing: ProviderStream?
     private var failures = 0
     private var nextAttempt: Double = 0
     private var lastFailure: LegacyAPNsError?
@@ -89,15 +91,18 @@ final class BridgeUpstream: @unchecked Sendable {
     /// Finishes the current stream: waits until every notification sent has its verdict.
     func finish() async {
         let current: ProviderStream? = lock.withLock {
-            defer { stream = nil }
-            return stream
+            finishing = stream
+            stream = nil
+            return finishing
         }
         _ = await current?.finish()
+        lock.withLock { finishing = nil }
     }
 
-    /// Stops the current stream at once (what is in flight gets its answers or `unconfirmed`).
-    func stop(_ reason: LegacyAPNsError) {
-        let current: ProviderStream? = lock.withLock { stream }
-        current?.stop(reason)
+    /// Gives up on the current stream, or on the one ``finish()`` waits for: what is in flight
+    /// gets `unconfirmed` (possibly delivered) at once. The bound on the bridge's last verdicts.
+    func abandon(_ reason: LegacyAPNsError) {
+        let current: ProviderStream? = lock.withLock { stream ?? finishing }
+        current?.abandon(reason)
     }
 }

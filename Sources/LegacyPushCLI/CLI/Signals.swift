@@ -1,5 +1,4 @@
 internal import APNsRuntime
-import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -7,49 +6,130 @@ import Synchronization
 #endif
 
 /// Turns SIGINT and SIGTERM into a callback, so long-running commands (`serve`, `send`,
-/// `feedback --interval`) can finish cleanly. A second signal ends the process at once.
-final class InterruptWatch: @unchecked Sendable {
-    // @unchecked: `sources` is set once in init; DispatchSource is thread-safe.
-    private let sources: [any DispatchSourceSignal]
+/// `feedback --interval`) can finish cleanly. A second signal, or one after ``cancel()``, ends
+/// the process at once, as the default action would.
+///
+/// The signals go through ``SignalRelay`` (a handler that writes to a pipe, read by a thread of
+/// its own), not through Dispatch: a Dispatch signal source on Linux lost a SIGINT that arrived
+/// while the bridge's threads were starting (the bridge then never stopped).
+final class InterruptWatch: Sendable {
+    private let id: UInt64
 
-    /// Starts watching; `handler` runs once, on a background queue.
+    /// Starts watching; `handler` runs once, on the relay's thread.
     init(_ handler: @escaping @Sendable () -> Void) {
-        let fired = Latch()
-        sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                if fired.trip() {
-                    handler()
-                } else {
-                    // Impatient: a second signal stops everything now.
-                    signal(number, SIG_DFL)
-                    raise(number)
-                }
-            }
-            source.resume()
-            return source
-        }
+        id = SignalRelay.shared.watch(handler)
     }
 
-    /// Stops watching and restores the default signal actions.
+    /// Stops watching: a signal from now on has its default action.
     func cancel() {
-        for source in sources { source.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
+        SignalRelay.shared.unwatch(id)
     }
 }
 
-/// A one-way flag: `trip()` returns true the first time only.
-final class Latch: Sendable {
-    private let state = Mutex(false)
+/// The process's one relay from SIGINT and SIGTERM to Swift code. The signal handler only writes
+/// the signal's number to a pipe (async-signal-safe); a dedicated thread reads it and runs the
+/// current watch's handler, or, with no watch (or a second signal), ends the process with the
+/// default action. That thread unblocks both signals for itself, so a signal is delivered even
+/// when the process inherited them blocked (a parent's worker thread spawned it) and every other
+/// thread keeps them blocked.
+final class SignalRelay: Sendable {
+    static let shared = SignalRelay()
 
-    func trip() -> Bool {
-        state.withLock { tripped in
-            defer { tripped = true }
-            return !tripped
+    private struct State {
+        var nextID: UInt64 = 1
+        var current: (id: UInt64, handler: @Sendable () -> Void, fired: Bool)?
+    }
+
+    private let state = Mutex(State())
+
+    private init() {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            fatalError("cannot create the signal pipe: \(errnoText(errno))")
+        }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        // A full pipe (a flood of signals) drops the extra bytes; one is all it takes.
+        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
+        signalPipeWriteEnd.store(ends[1], ordering: .releasing)
+        let readEnd = ends[0]
+        OSThread.start(name: "apns-signals") { [self] in
+            var watched = Self.watchedSet
+            pthread_sigmask(SIG_UNBLOCK, &watched, nil)
+            var number: UInt8 = 0
+            while true {
+                let count = read(readEnd, &number, 1)
+                if count == 1 {
+                    deliver(Int32(number))
+                } else if count < 0, errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
+        for number in [SIGINT, SIGTERM] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = relaySignal
+            action.sa_flags = SA_RESTART
+            sigemptyset(&action.sa_mask)
+            sigaction(number, &action, nil)
         }
     }
+
+    private static var watchedSet: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        return set
+    }
+
+    /// Makes `handler` the one a signal runs (replacing any other); returns its id.
+    func watch(_ handler: @escaping @Sendable () -> Void) -> UInt64 {
+        state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.current = (id, handler, false)
+            return id
+        }
+    }
+
+    /// Removes watch `id` if it is still the current one.
+    func unwatch(_ id: UInt64) {
+        state.withLock { state in
+            if state.current?.id == id { state.current = nil }
+        }
+    }
+
+    private func deliver(_ number: Int32) {
+        let handler: (@Sendable () -> Void)? = state.withLock { state in
+            guard let current = state.current, !current.fired else { return nil }
+            state.current?.fired = true
+            return current.handler
+        }
+        if let handler {
+            handler()
+            return
+        }
+        // No watch, or an impatient second signal: the default action, now (this thread has the
+        // signal unblocked, so raise ends the process here).
+        signal(number, SIG_DFL)
+        raise(number)
+        _exit(128 + number)
+    }
+}
+
+/// Where the signal handler writes (set once, before the handler is installed).
+private let signalPipeWriteEnd = Atomic<Int32>(-1)
+
+/// The signal handler: async-signal-safe (one `write`, errno preserved).
+private func relaySignal(_ number: Int32) {
+    let descriptor = signalPipeWriteEnd.load(ordering: .acquiring)
+    guard descriptor >= 0 else { return }
+    let saved = errno
+    var byte = UInt8(truncatingIfNeeded: number)
+    _ = write(descriptor, &byte, 1)
+    errno = saved
 }
 
 extension InterruptWatch {
@@ -70,7 +150,7 @@ extension InterruptWatch {
         }
         announce(endpoints)
         await interrupted.take()
-        watch.cancel()
         await stop()
+        watch.cancel()
     }
 }

@@ -232,6 +232,50 @@ import Testing
         }
     }
 
+    /// The bridge's stop is bounded by its drain timeout, not by the upstream: a request that is
+    /// never answered (its own timeout is ten minutes) is given up after the drain. The sender
+    /// hears status 10 naming the notification before it, so it counts the stalled one and those
+    /// after it as unconfirmed (the binary protocol's "resend from here"); the simulator holds
+    /// the others once. (The stop's bound once missed the stream it was finishing, and then only
+    /// stopped new input: the time limit catches either.) A stopped bridge refuses the sender's
+    /// reconnects at once rather than leaving them to time out in its listen backlog.
+    @Test(.timeLimit(.minutes(1))) func aStopIsBoundedByTheDrainEvenWhenTheUpstreamNeverAnswers() async throws {
+        var faults = ProviderFaults()
+        let stalled = 2
+        faults.stallingTokens = [TestGateway.notification(stalled).token]
+        let scratch = try ScratchDirectory()
+        try await withProviderSimulator(configure: { $0.faults = faults }) { upstream in
+            var configuration = BridgeFixture.configuration(
+                upstream: upstream.endpoint, store: scratch.file("bridge.sqlite"))
+            configuration.drainTimeout = .milliseconds(300)
+            configuration.upstream.delivery.requestTimeout = .seconds(600)
+            let events = Locked<[BridgeEvent]>([])
+            configuration.events = { event in events.update { $0.append(event) } }
+            let bridge = try Bridge(configuration: configuration)
+            let endpoints = try await bridge.start()
+            let fixture = BridgeFixture(bridge: bridge, endpoints: endpoints, upstream: upstream, events: events)
+            let client = try fixture.client()
+            let send = Task { await client.send(Self.notifications(1...3)) }
+            #expect(await eventually { fixture.deliveries().count == 2 }, "\(fixture.deliveries())")
+            await bridge.stop()
+            let report = await send.value
+            #expect(report.accepted == 1, "\(report)")
+            #expect(report.unconfirmed.map { TestGateway.index(of: $0.notification) } == [2, 3], "\(report)")
+            #expect(report.failure?.reason.contains("refused") == true, "\(report)")
+            #expect(fixture.deliveries() == [1: 1, 3: 1])
+            let answered = events.get().compactMap { event -> ErrorResponse? in
+                if case .answered(_, let response, _, _, _) = event { return response }
+                return nil
+            }
+            #expect(answered == [ErrorResponse(status: .shutdown, identifier: 1)], "\(events.get())")
+            #expect(
+                events.get().contains {
+                    if case .upstream(.connectionClosed(_, let reason)) = $0 { return reason.contains("given up") }
+                    return false
+                }, "\(events.get())")
+        }
+    }
+
     /// The store fills up (as on a full disk): a 410 that cannot be stored is not let go; the
     /// sender hears status 10 and never counts it accepted. Every notification the sender counts
     /// accepted has its token in the store, as the feedback port shows.

@@ -116,28 +116,18 @@ import Testing
         try FileManager.default.createDirectory(atPath: scratch.file("tmp"), withIntermediateDirectories: true)
         let copy = scratch.file("legacy-push")
         try FileManager.default.copyItem(atPath: CLIRunner.binary.path, toPath: copy)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: copy)
-        process.arguments = ["serve", "--port", "0", "--feedback-port", "0"]
-        process.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
-        process.environment = ProcessInfo.processInfo.environment.merging(
-            ["TMPDIR": scratch.file("tmp"), "LEGACY_PUSH_FIXTURES": ""]) { $1 }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let child = try SpawnedProcess(
+            copy, ["serve", "--port", "0", "--feedback-port", "0"],
+            environment: ["TMPDIR": scratch.file("tmp"), "LEGACY_PUSH_FIXTURES": ""], directory: scratch.path)
         defer {
-            process.interrupt()
-            process.waitUntilExit()
+            child.send(SIGINT)
+            _ = child.waitForExit(timeout: 20)
         }
-        var text = ""
-        while !text.contains("feedback on ") || !text.hasSuffix("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
+        _ = child.wait(timeout: 20) { out, _, _ in
+            let text = String(decoding: out, as: UTF8.self)
+            return text.contains("feedback on ") && text.hasSuffix("\n")
         }
+        let text = String(decoding: child.standardOutput, as: UTF8.self)
         let feedbackLine = try #require(text.split(separator: "\n").first { $0.hasPrefix("feedback on ") })
         let generated = try #require(
             try FileManager.default.contentsOfDirectory(atPath: scratch.file("tmp")).first {

@@ -255,46 +255,22 @@ import Testing
         }
         simulator.set(gateway.simulator)
 
-        let process = Process()
-        process.executableURL = CLIRunner.binary
-        process.arguments = FeedbackCommandTests.arguments(gateway.feedbackAddress, ["--interval", "0.2"])
-        let output = Pipe()
-        let error = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let errorData = Locked(Data())
-        let errorReader = Thread { errorData.set(error.fileHandleForReading.readDataToEndOfFile()) }
-        errorReader.start()
-        // A safety net against hanging the suite, not a synchronisation: the test waits on output.
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
-
-        var stdout = Data()
-        var signalled = false
-        while true {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            stdout.append(chunk)
-            if !signalled, stdout.count(where: { $0 == 0x0A }) >= 2 {
-                // Two polls have finished and printed.
-                switch stop {
-                case .sigint: process.interrupt()
-                case .sigterm: process.terminate()
-                }
-                signalled = true
-            }
+        let child = try SpawnedProcess(
+            CLIRunner.binary.path, FeedbackCommandTests.arguments(gateway.feedbackAddress, ["--interval", "0.2"]))
+        // Two polls have finished and printed; the bound only guards against a hang.
+        let polled = child.wait(timeout: 30) { out, _, _ in out.count(where: { $0 == 0x0A }) >= 2 }
+        switch stop {
+        case .sigint: child.send(SIGINT)
+        case .sigterm: child.send(SIGTERM)
         }
-        process.waitUntilExit()
-        watchdog.cancel()
-        await gateway.stop()  // (deinit stops it too, should `process.run()` throw)
-        while errorReader.isExecuting || !errorReader.isFinished { usleep(1000) }
+        let termination = child.waitForExit(timeout: 30)
+        if termination == nil { child.send(SIGKILL) }
+        await gateway.stop()  // (deinit stops it too, should the start throw)
+        let stdout = child.standardOutput
 
-        #expect(signalled)
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 0)
-        #expect(String(decoding: errorData.get(), as: UTF8.self) == "")
+        #expect(polled)
+        #expect(termination == .exit(0))
+        #expect(String(decoding: child.standardError, as: UTF8.self) == "")
         let lines = String(decoding: stdout, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(lines.count >= 2)
         #expect(lines == (1...lines.count).map { FeedbackSamples.record($0).textLine })
@@ -310,20 +286,10 @@ import Testing
             let scratch = try ScratchDirectory()
             let path = scratch.file("feedback.bin")
 
-            let process = Process()
-            process.executableURL = CLIRunner.binary
-            process.arguments = FeedbackCommandTests.arguments(gateway.feedbackAddress, ["--save", path])
-            let output = Pipe()
-            try output.fileHandleForReading.close()  // no reader: writes to stdout fail
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            try output.fileHandleForWriting.close()
-            process.waitUntilExit()
-
-            #expect(process.terminationReason == .exit)
-            #expect(process.terminationStatus == 2)
+            let child = try SpawnedProcess(
+                CLIRunner.binary.path, FeedbackCommandTests.arguments(gateway.feedbackAddress, ["--save", path]),
+                stdout: .brokenPipe, stderr: .null)
+            #expect(child.waitForExit(timeout: 50) == .exit(2))
             #expect(scratch.read("feedback.bin") == FeedbackSamples.encode(records))
             #expect(gateway.simulator.statistics.feedbackServed == 2_000)
         }

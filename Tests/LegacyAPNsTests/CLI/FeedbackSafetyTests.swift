@@ -21,37 +21,25 @@ import Testing
     static func run(
         _ arguments: [String], directory: String, stdoutPath: String? = "/dev/full", fileSizeLimitKiB: Int? = nil
     ) throws -> Run {
-        let process = Process()
+        let executable: String
+        let fullArguments: [String]
         if let limit = fileSizeLimitKiB {
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments =
-                ["-c", "ulimit -f \(limit); trap '' XFSZ; exec \"$0\" \"$@\"", CLIRunner.binary.path]
-                + arguments
+            executable = "/bin/bash"
+            fullArguments =
+                ["-c", "ulimit -f \(limit); trap '' XFSZ; exec \"$0\" \"$@\"", CLIRunner.binary.path] + arguments
         } else {
-            process.executableURL = CLIRunner.binary
-            process.arguments = arguments
+            executable = CLIRunner.binary.path
+            fullArguments = arguments
         }
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": directory + "/tmp"]) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        if let stdoutPath {
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
-        } else {
-            process.standardOutput = output
-        }
-        let error = Pipe()
-        process.standardError = error
-        try process.run()
-        let errorData = Locked(Data())
-        let errorReader = Thread { errorData.set(error.fileHandleForReading.readDataToEndOfFile()) }
-        errorReader.start()
-        let outData = stdoutPath == nil ? output.fileHandleForReading.readDataToEndOfFile() : Data()
-        process.waitUntilExit()
-        while !errorReader.isFinished { usleep(1000) }
+        let child = try SpawnedProcess(
+            executable, fullArguments, environment: ["TMPDIR": directory + "/tmp"], directory: directory,
+            stdout: stdoutPath.map { .file($0) } ?? .pipe)
+        // The bound only keeps a hung child from hanging the suite.
+        let termination = child.waitForExit(timeout: 120)
+        if termination == nil { child.send(SIGKILL) }
         return Run(
-            status: process.terminationStatus, stdout: Array(outData),
-            stderr: String(decoding: errorData.get(), as: UTF8.self))
+            status: termination?.status ?? -1, stdout: child.standardOutput,
+            stderr: String(decoding: child.standardError, as: UTF8.self))
     }
 
     /// The files in `directory` whose name starts with `prefix`.

@@ -47,32 +47,19 @@ enum CLIRunner {
         _ executable: URL, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:],
         directory: URL? = nil
     ) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let input = Pipe()
-        let output = Pipe()
-        let error = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let writer = Thread {
-            try? input.fileHandleForWriting.write(contentsOf: Data(stdin))
-            try? input.fileHandleForWriting.close()
+        let child = try SpawnedProcess(
+            executable.path, arguments, environment: environment, directory: directory?.path, stdin: .bytes(stdin))
+        // The bound only keeps a hung child from hanging the suite; tests finish in seconds.
+        guard let termination = child.waitForExit(timeout: 300) else {
+            let states = ChildProcess.threadStates(child.pid)
+            child.send(SIGKILL)
+            return Result(
+                status: -1, stdout: child.standardOutput,
+                stderr: String(decoding: child.standardError, as: UTF8.self) + "\n(killed after 300 s:\n\(states))")
         }
-        writer.start()
-        let errorData = Locked<Data>(Data())
-        let errorReader = Thread { errorData.set(error.fileHandleForReading.readDataToEndOfFile()) }
-        errorReader.start()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !errorReader.isFinished { usleep(1000) }
         return Result(
-            status: process.terminationStatus, stdout: Array(outData),
-            stderr: String(decoding: errorData.get(), as: UTF8.self))
+            status: termination.status, stdout: child.standardOutput,
+            stderr: String(decoding: child.standardError, as: UTF8.self))
     }
 }
 

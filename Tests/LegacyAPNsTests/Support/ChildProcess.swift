@@ -1,111 +1,86 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
-/// A `legacy-push` child process whose output lines can be awaited (for `serve` and polling).
-final class ChildProcess: @unchecked Sendable {
-    // @unchecked: the buffers are guarded by `lock`; `process` is only used from the test.
-    let process = Process()
-    private let lock = NSCondition()
-    private var outLines: [String] = []
-    private var errText = ""
-    private var partial = Data()
+/// A `legacy-push` child process whose output lines can be awaited (for `serve` and polling),
+/// started as a shell starts it (``SpawnedProcess``: default signals, none blocked).
+final class ChildProcess: Sendable {
+    let spawned: SpawnedProcess
+    /// The stdout lines split so far, and where the unsplit rest begins.
+    private let parsed = Mutex<(offset: Int, lines: [String])>((0, []))
 
     init(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws {
-        process.executableURL = CLIRunner.binary
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.appendOut(data)
-        }
-        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            lock.withLock { errText += String(decoding: data, as: UTF8.self) }
-        }
-        try process.run()
+        spawned = try SpawnedProcess(
+            CLIRunner.binary.path, arguments, environment: environment, directory: directory)
     }
 
-    private func appendOut(_ data: Data) {
-        lock.withLock {
-            partial.append(data)
-            while let newline = partial.firstIndex(of: 0x0A) {
-                outLines.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
-                partial.removeSubrange(partial.startIndex...newline)
+    /// The complete lines of `out` (the part after the last newline is still being written).
+    private func lines(_ out: [UInt8]) -> [String] {
+        parsed.withLock { parsed in
+            var start = parsed.offset
+            while let newline = out[start...].firstIndex(of: 0x0A) {
+                parsed.lines.append(String(decoding: out[start..<newline], as: UTF8.self))
+                start = newline + 1
             }
-            lock.broadcast()
+            parsed.offset = start
+            return parsed.lines
         }
     }
 
     /// Waits (up to `timeout` seconds) for a stdout line satisfying `predicate` and returns it.
     func waitForLine(timeout: Double = 20, where predicate: (String) -> Bool) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        return lock.withLock {
-            while true {
-                if let line = outLines.first(where: predicate) { return line }
-                if !process.isRunning && partial.isEmpty { return nil }
-                if !lock.wait(until: min(deadline, Date().addingTimeInterval(0.1))), Date() >= deadline { return nil }
-            }
+        var found: String?
+        _ = spawned.wait(timeout: timeout) { out, _, _ in
+            found = self.lines(out).first(where: predicate)
+            return found != nil
         }
+        return found
     }
 
     /// Waits (up to `timeout` seconds) until stderr satisfies `predicate`; returns whether it did.
     func waitForStderr(timeout: Double = 20, where predicate: (String) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if lock.withLock({ predicate(errText) }) { return true }
-            if !process.isRunning { return lock.withLock { predicate(errText) } }
-            usleep(10_000)
-        }
-        return false
+        spawned.wait(timeout: timeout) { _, err, _ in predicate(String(decoding: err, as: UTF8.self)) }
     }
 
-    var lines: [String] { lock.withLock { outLines } }
-    var stderr: String { lock.withLock { errText } }
+    var lines: [String] { lines(spawned.standardOutput) }
+    var stderr: String { String(decoding: spawned.standardError, as: UTF8.self) }
+    var isRunning: Bool { spawned.isRunning }
 
     /// Sends SIGINT and waits for the exit status.
     func interruptAndWait(timeout: Double = 20) -> Int32? {
-        process.interrupt()
+        spawned.send(SIGINT)
         return waitForExit(timeout: timeout)
     }
 
+    /// The exit status (a signal's number if one ended it), or nil after `timeout` seconds: then
+    /// the child is killed, with what it was doing recorded in the test's log first.
     func waitForExit(timeout: Double = 20) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline {
-            // Foundation learns of the exit through Dispatch, which a busy test process (many
-            // children, many pipes) can leave undelivered: ask the kernel too, without reaping.
-            if let status = Self.exitStatusWithoutReaping(process.processIdentifier) {
-                usleep(50_000)  // let the pipe handlers drain
-                return status
-            }
-            usleep(10_000)
-        }
-        if process.isRunning {
-            process.terminate()
-            return nil
-        }
-        usleep(50_000)  // let the pipe handlers drain
-        return process.terminationStatus
+        if let termination = spawned.waitForExit(timeout: timeout) { return termination.status }
+        print("child \(spawned.pid) did not exit within \(timeout) s:\n\(Self.threadStates(spawned.pid))")
+        spawned.send(SIGKILL)
+        _ = spawned.waitForExit(timeout: 5)
+        return nil
     }
 
-    /// The exit status of child `pid` if it has exited (the signal's number if one ended it, as
-    /// Foundation's `terminationStatus`), left for Foundation to reap (`WNOWAIT`).
-    static func exitStatusWithoutReaping(_ pid: Int32) -> Int32? {
-        var info = siginfo_t()
-        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
-            info._sifields._sigchld.si_pid == pid
-        else { return nil }
-        return info._sifields._sigchld.si_status
+    /// Kills the child with `signal` and waits for it; returns how it ended.
+    func kill(_ signal: Int32) -> SpawnedProcess.Termination? {
+        spawned.send(signal)
+        return spawned.waitForExit(timeout: 20)
     }
 
-    deinit {
-        if process.isRunning { process.terminate() }
+    /// Each thread of `pid` with its state and kernel wait channel, for a child that hangs.
+    static func threadStates(_ pid: Int32) -> String {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.sorted().map { task in
+            let base = "/proc/\(pid)/task/\(task)/"
+            let name =
+                (try? String(contentsOfFile: base + "comm", encoding: .utf8))?.trimmingCharacters(
+                    in: .whitespacesAndNewlines) ?? "?"
+            let status = (try? String(contentsOfFile: base + "status", encoding: .utf8)) ?? ""
+            let state = status.split(separator: "\n").first { $0.hasPrefix("State:") } ?? ""
+            let wchan = (try? String(contentsOfFile: base + "wchan", encoding: .utf8)) ?? "?"
+            return "  \(task) \(name) \(state) wchan=\(wchan)"
+        }.joined(separator: "\n")
     }
 }

@@ -39,64 +39,28 @@ enum ExternalProgram {
     }
 }
 
-/// A long-running child process (a server) whose output lines can be awaited.
-final class BackgroundProgram: @unchecked Sendable {
-    // @unchecked: the buffers are guarded by `lock`; `process` is only used from the test.
-    let process = Process()
-    private let lock = NSCondition()
-    private var output = ""
-    private var errors = ""
+/// A long-running child process (a server) whose output can be awaited, started as a shell
+/// starts it (``SpawnedProcess``).
+final class BackgroundProgram: Sendable {
+    let spawned: SpawnedProcess
 
     init(_ executable: URL, _ arguments: [String]) throws {
-        process.executableURL = executable
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            guard let self, !text.isEmpty else { return }
-            lock.withLock {
-                output += text
-                lock.broadcast()
-            }
-        }
-        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            guard let self, !text.isEmpty else { return }
-            lock.withLock {
-                errors += text
-                lock.broadcast()
-            }
-        }
-        try process.run()
+        spawned = try SpawnedProcess(executable.path, arguments)
     }
 
     /// Waits for output containing `text` (`timeout` guards against a hang); false if the program
     /// exited or the time ran out first.
     func waitForOutput(containing text: String, timeout: Double = 20) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        return lock.withLock {
-            while !output.contains(text) {
-                if !process.isRunning { return false }
-                if !lock.wait(until: min(deadline, Date().addingTimeInterval(0.5))), Date() >= deadline { return false }
-            }
-            return true
-        }
+        spawned.wait(timeout: timeout) { out, _, _ in String(decoding: out, as: UTF8.self).contains(text) }
     }
 
-    var standardError: String { lock.withLock { errors } }
-    var standardOutput: String { lock.withLock { output } }
+    var standardError: String { String(decoding: spawned.standardError, as: UTF8.self) }
+    var standardOutput: String { String(decoding: spawned.standardOutput, as: UTF8.self) }
 
-    /// Kills the program. SIGKILL, not `terminate()`'s SIGTERM: a child started from a test thread
-    /// inherits that thread's blocked signals, and nghttpd never unblocks SIGTERM.
+    /// Kills the program and waits for it.
     func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        spawned.send(SIGKILL)
+        _ = spawned.waitForExit(timeout: 20)
     }
 
     deinit { stop() }
