@@ -64,9 +64,10 @@ enum Files {
     /// Calls `body` with successive chunks of the bytes in `range` (nil: from the current
     /// position to the end).
     ///
-    /// A regular file is mapped into memory a window at a time instead of being copied out with
-    /// reads (its pages are read where the page cache holds them, and unmapped once handed out,
-    /// so memory stays flat); a pipe or a terminal is read in large chunks.
+    /// A regular file is read with 1 MiB `pread`s into one buffer (memory stays flat); a pipe or
+    /// a terminal is read in chunks of the same size. Not `mmap`: a mapped file that another
+    /// process truncates meanwhile kills the reader with SIGBUS, where a read just comes up short
+    /// (and a file that ends before `range` does is a clear error).
     static func forEachChunk(
         _ descriptor: Int32, path: String, range: Range<Int>?, _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
@@ -75,40 +76,13 @@ enum Files {
             let position = Int(lseek(descriptor, 0, SEEK_CUR))
             if position >= 0, position <= size { range = position..<size }
         }
-        guard let range else { return try forEachChunk(descriptor, path: path, chunkSize: 1024 * 1024, body) }
-        if try forEachMappedWindow(descriptor, range: range, body) { return }
-        try forEachChunk(descriptor, path: path, range: range, chunkSize: 1024 * 1024, body)
+        guard let range else { return try forEachChunk(descriptor, path: path, chunkSize: largeChunk, body) }
+        try forEachChunk(descriptor, path: path, range: range, chunkSize: largeChunk, body)
     }
 
-    /// Bytes of a file mapped at a time by ``forEachMappedWindow(_:range:_:)``.
-    static let mappedWindowSize = 4 * 1024 * 1024
-
-    /// Calls `body` with successive windows of the bytes in `range` of a regular file, mapped
-    /// read-only and prefaulted. Returns false, having called `body` for nothing, when the file
-    /// cannot be mapped (the caller then reads it).
-    static func forEachMappedWindow(
-        _ descriptor: Int32, range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> Void
-    ) throws -> Bool {
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        var position = range.lowerBound
-        var first = true
-        while position < range.upperBound {
-            let start = position & ~(page - 1)
-            let length = Swift.min(mappedWindowSize, range.upperBound - start)
-            guard let mapped = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, descriptor, off_t(start)),
-                mapped != MAP_FAILED
-            else {
-                if first { return false }
-                throw CLIError.usage("cannot map the input: \(errnoDescription())")
-            }
-            first = false
-            defer { munmap(mapped, length) }
-            let skip = position - start
-            try body(UnsafeRawBufferPointer(start: mapped + skip, count: length - skip))
-            position = start + length
-        }
-        return true
-    }
+    /// The read size for inputs: large enough that the system calls cost little against the
+    /// scan, small enough to stay in the cache while it is scanned.
+    static let largeChunk = 1024 * 1024
 
     /// The size of the regular file open at `descriptor`, or nil for a pipe, a terminal, ...
     static func regularFileSize(_ descriptor: Int32) -> Int? {
@@ -145,7 +119,11 @@ enum Files {
                 if errno == EINTR { continue }
                 throw CLIError.usage("cannot read '\(path)': \(errnoDescription())")
             }
-            if count == 0 { return }
+            if count == 0 {
+                throw CLIError.usage(
+                    "'\(path)' ended at byte \(position) while it was read, not at byte \(range.upperBound) "
+                        + "(it was truncated or replaced meanwhile)")
+            }
             try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             position += count
         }
