@@ -358,7 +358,10 @@ public struct ProviderConnectionMachine: Sendable {
         } else if open.streams.isEmpty {
             consider(open.lastActivity + configuration.pingInterval)
         }
-        if open.winding == nil, !inputIsExhausted { consider(open.nextTake) }
+        // The next look at the queue matters only with room to take: with every stream in use
+        // a past `nextTake` made each wait return at once (a spin of timeout-0 polls, about one
+        // per three notifications while the window stayed full).
+        if open.winding == nil, !inputIsExhausted, open.streams.count < limit() { consider(open.nextTake) }
         if configuration.usesTokens, let minted = open.tokenMintedAt {
             consider(minted + configuration.tokenRefreshAge)
         }

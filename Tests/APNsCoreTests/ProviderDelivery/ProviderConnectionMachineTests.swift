@@ -94,6 +94,22 @@ import Testing
             })
     }
 
+    /// With every stream in use and input still to come, the machine waits for an answer (or a
+    /// timeout), not for a moment already past: such a wait returns at once, over and over.
+    @Test func aFullWindowWaitsForAnswersNotForAPastDeadline() {
+        var machine = Self.machine()
+        Self.connectAndSubmit(&machine, [1, 2, 3, 4], limit: 4)
+        let later = Self.t0 + .milliseconds(50)
+        guard case .wait(let deadline) = machine.nextAction(now: later) else {
+            Issue.record("a full window waits")
+            return
+        }
+        #expect(deadline.map { $0 > later } ?? true, "waits until \(String(describing: deadline)), now \(later)")
+        // An answer frees a stream: the next action takes again, at once.
+        machine.received(Self.ok(1), on: 1, now: later)
+        #expect(machine.nextAction(now: later) == .take(maximum: 1))
+    }
+
     @Test func withTokensOneStreamUntilTheFirstAnswerThenTheServerLimit() {
         var machine = Self.machine(tokens: true)
         #expect(machine.nextAction(now: Self.t0) == .connect(delay: .zero))
