@@ -44,7 +44,12 @@ final class ProviderConnection: HTTP2SessionDelegate {
     private var session: HTTP2Session?
     private var output = ByteWriter(capacity: 64 * 1024)
     private var headers = HTTP2HeaderList(byteCapacity: 512, fieldCapacity: 12)
-    private var partials: [Int32: Partial] = [:]
+    /// Responses being read. Servers answer a stream's HEADERS (and DATA) before the next
+    /// stream's, so the one being read is kept apart (`reading`, `readingStream`: no table work
+    /// per header) and only one interrupted by another stream's frames is parked in `partials`.
+    private var partials: StreamTable<Partial>
+    private var reading = Partial()
+    private var readingStream: Int32 = 0
     private var token: ProviderToken?
     private var isFirstRequest = true
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
@@ -59,7 +64,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
         self.queue = queue
         self.events = events
         self.machine = ProviderConnectionMachine(configuration: delivery, connection: slot)
-        partials.reserveCapacity(Swift.min(delivery.maximumStreams, 1024))
+        partials = StreamTable(minimumCapacity: Swift.min(delivery.maximumStreams, 1024))
     }
 
     deinit { readBuffer.deallocate() }
@@ -90,7 +95,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
                 submit(entry, now: now)
             case .cancel(let stream):
                 try? session?.submitRstStream(stream: stream, errorCode: .cancel)
-                partials[stream] = nil
+                _ = takePartial(stream)
             case .ping:
                 try? session?.submitPing()
             case .wait(let deadline):
@@ -155,7 +160,8 @@ final class ProviderConnection: HTTP2SessionDelegate {
             let session = try HTTP2Session(role: .client, options: options, delegate: self)
             transport = tls
             self.session = session
-            partials.removeAll(keepingCapacity: true)
+            partials.removeAll()
+            readingStream = 0
             token = nil
             isFirstRequest = true
             output.clear()
@@ -346,30 +352,51 @@ final class ProviderConnection: HTTP2SessionDelegate {
     // MARK: - HTTP2SessionDelegate
 
     func didBeginHeaders(stream: Int32) {
-        if partials[stream] == nil { partials[stream] = Partial() }
+        guard stream != readingStream else { return }  // trailers: the same response goes on
+        if readingStream != 0 { partials[readingStream] = reading }
+        reading = partials.removeValue(forKey: stream) ?? Partial()
+        readingStream = stream
+    }
+
+    /// The response read on `stream` so far, changed in place.
+    private func withPartial(_ stream: Int32, _ body: (inout Partial) -> Void) {
+        if stream == readingStream {
+            body(&reading)
+        } else {
+            partials.update(stream, body)
+        }
+    }
+
+    /// Removes and returns the response read on `stream`, if any.
+    private func takePartial(_ stream: Int32) -> Partial? {
+        guard stream == readingStream else { return partials.removeValue(forKey: stream) }
+        readingStream = 0
+        defer { reading = Partial() }
+        return reading
     }
 
     func didReceiveHeader(stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        // Changed in place (`partials[stream]?.x = ...`): one lookup, no copy of the partial.
         if Self.equals(name, ":status") {
             var status = 0
             for byte in value where byte >= 0x30 && byte <= 0x39 { status = status * 10 + Int(byte - 0x30) }
-            partials[stream]?.status = value.count == 3 ? status : 0
+            withPartial(stream) { $0.status = value.count == 3 ? status : 0 }
         } else if Self.equals(name, "apns-id") {
-            partials[stream]?.apnsID = APNsID(utf8: value)
+            withPartial(stream) { $0.apnsID = APNsID(utf8: value) }
         } else if Self.equals(name, "apns-unique-id") {
-            partials[stream]?.uniqueID = APNsID(utf8: value)
+            withPartial(stream) { $0.uniqueID = APNsID(utf8: value) }
         }
     }
 
     func didReceiveData(stream: Int32, bytes: UnsafeRawBufferPointer) {
-        guard let count = partials[stream]?.body.count, count < Self.maximumBodySize else { return }
-        partials[stream]?.body.append(contentsOf: bytes.prefix(Self.maximumBodySize - count))
+        withPartial(stream) { partial in
+            let room = Self.maximumBodySize - partial.body.count
+            if room > 0 { partial.body.append(contentsOf: bytes.prefix(room)) }
+        }
     }
 
     func didCloseStream(stream: Int32, errorCode: HTTP2ErrorCode) {
         let now = settings.clock.now()
-        guard let partial = partials.removeValue(forKey: stream), partial.status != 0 else {
+        guard let partial = takePartial(stream), partial.status != 0 else {
             machine.streamClosed(stream, errorCode: errorCode, now: now)
             return
         }

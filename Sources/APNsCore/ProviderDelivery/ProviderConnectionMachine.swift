@@ -122,7 +122,7 @@ public struct ProviderConnectionMachine: Sendable {
     }
 
     struct Open: Hashable, Sendable {
-        var streams: [Int32: InFlight] = [:]
+        var streams = StreamTable<InFlight>()
         /// Taken from the shared queue, not yet submitted.
         var buffered: [ProviderEntry] = []
         var bufferedIndex = 0
@@ -609,7 +609,7 @@ public struct ProviderConnectionMachine: Sendable {
         pendingEvents.append(.goaway(connection: connection, goaway))
         var stop: LegacyAPNsError?
         if case .open = state {
-            for stream in open.streams.keys.sorted() where !goaway.wasProcessed(stream: stream) {
+            for stream in open.streams.streams.sorted() where !goaway.wasProcessed(stream: stream) {
                 let waiting = open.streams.removeValue(forKey: stream)!
                 retry(waiting.entry, reason: "\(goaway): stream \(stream) not processed")
             }
@@ -709,7 +709,7 @@ public struct ProviderConnectionMachine: Sendable {
 
     /// Everything in flight lost its connection.
     private mutating func lose(reason: String, now: Duration) {
-        for stream in open.streams.keys.sorted() {
+        for stream in open.streams.streams.sorted() {
             let waiting = open.streams.removeValue(forKey: stream)!
             retryLost(waiting.entry, reason: reason, now: now)
         }
