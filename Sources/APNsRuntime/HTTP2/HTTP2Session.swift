@@ -57,39 +57,44 @@ package final class HTTP2Session {
     private weak var delegate: (any HTTP2SessionDelegate)?
     /// The delegate, held strongly while a receive or send runs (one weak load per call, not per
     /// callback).
-    private var runningDelegate: (any HTTP2SessionDelegate)?
+    @exclusivity(unchecked) private var runningDelegate: (any HTTP2SessionDelegate)?
     /// The same delegate for the callbacks, without a retain and release around each of them: the
     /// delegate is weakly referenced, so its reference count lives in a side table and every
     /// retain would take the slow path. Safe: set only while ``runningDelegate`` keeps it alive.
     unowned(unsafe) var activeDelegate: (any HTTP2SessionDelegate)?
 
+    // The per-request state below is only touched from the thread that owns the session (its
+    // methods and the nghttp2 callbacks they cause, which never overlap an access to the same
+    // property): Swift's dynamic exclusivity checks on these class properties cannot find a
+    // conflict and cost a few per cent per request, so they are off for them.
+
     /// Bodies by slot; the slot number + 1 travels as the data source and stream user data.
-    var bodies: [OutboundBody] = []
-    var freeBodySlots: [Int] = []
+    @exclusivity(unchecked) var bodies: [OutboundBody] = []
+    @exclusivity(unchecked) var freeBodySlots: [Int] = []
     /// Client: requests submitted and not yet closed.
-    package private(set) var pendingRequestCount = 0
+    @exclusivity(unchecked) package private(set) var pendingRequestCount = 0
 
     /// The reused array handed to nghttp2's submit functions.
-    private var nameValues: UnsafeMutablePointer<nghttp2_nv>
-    private var nameValueCapacity: Int
+    @exclusivity(unchecked) private var nameValues: UnsafeMutablePointer<nghttp2_nv>
+    @exclusivity(unchecked) private var nameValueCapacity: Int
 
     /// What nghttp2 serialised while ``receive(_:)`` ran, handed out by the next ``send(into:)``.
     private var staged = ByteWriter(capacity: 4096)
 
     /// The size of the header block being received (RFC accounting).
-    var headerBlockSize = 0
+    @exclusivity(unchecked) var headerBlockSize = 0
     /// GOAWAYs this side asked for, (error code, debug data), to tell them from nghttp2's own.
     var localGoaways: [(UInt32, [UInt8])] = []
     /// The last lib error nghttp2 reported through a callback, for wording a failure.
     var lastLibraryError: (code: Int32, message: String?)?
     /// Frames received whole so far, of every type (a server tells a peer that trickles a frame
     /// from one that sends nothing by it).
-    package internal(set) var receivedFrameCount = 0
+    @exclusivity(unchecked) package internal(set) var receivedFrameCount = 0
     /// Set when nghttp2 itself ended the connection (its GOAWAY went out).
     package private(set) var connectionError: LegacyAPNsError?
     /// Set when nghttp2 cannot continue at all.
-    private var failure: LegacyAPNsError?
-    private var isRunning = false
+    @exclusivity(unchecked) private var failure: LegacyAPNsError?
+    @exclusivity(unchecked) private var isRunning = false
 
     /// Creates a session and queues its first SETTINGS frame (and, for a client, the connection
     /// preface) for the first ``send(into:)``.
