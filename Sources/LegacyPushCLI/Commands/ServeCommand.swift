@@ -1,8 +1,11 @@
 internal import APNsRuntime
 import FeedbackClient
-import Foundation
 import GatewaySimulator
 import LegacyAPNs
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `legacy-push serve`: the gateway simulator, for testing any legacy sender.
 enum ServeCommand {
