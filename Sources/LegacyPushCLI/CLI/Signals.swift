@@ -44,9 +44,9 @@ final class SignalRelay: Sendable {
 
     private init() {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            fatalError("cannot create the signal pipe: \(errnoText(errno))")
-        }
+        // Without a pipe (no descriptors left) the signals keep their default action: Ctrl-C
+        // still ends the command, only not cleanly.
+        guard pipe(&ends) == 0 else { return }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         // A full pipe (a flood of signals) drops the extra bytes; one is all it takes.
         _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
