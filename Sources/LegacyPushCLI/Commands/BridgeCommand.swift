@@ -195,7 +195,15 @@ enum BridgeCommand {
                 if let feedback = endpoints.feedback { log.line("feedback on \(feedback)") }
                 console.flush()
             },
-            stop: { await bridge.stop() })
+            stop: {
+                if !quiet {
+                    // Senders with notifications in flight hold the stop for up to the drain.
+                    console.diagnostic(
+                        "stopping: up to \(Option<Duration>.formatSeconds(configuration.drainTimeout)) s for the "
+                            + "senders' last verdicts (signal again to stop at once)")
+                }
+                await bridge.stop()
+            })
         let statistics = bridge.statistics
         if json {
             console.print(BridgeLog.summaryJSON(statistics))

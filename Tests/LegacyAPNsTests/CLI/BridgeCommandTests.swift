@@ -150,6 +150,37 @@ import Testing
         }
     }
 
+    /// A second signal ends a stopping bridge at once, by that signal (as Ctrl-C twice in a
+    /// shell), where its stop would wait the 20 s drain for a notification the upstream never
+    /// answers. (Two signals sent back to back are one to the kernel, so the second goes once the
+    /// bridge says it is stopping.)
+    @Test func aSecondSignalEndsAStoppingBridgeAtOnce() throws {
+        let token = String(repeating: "ee", count: 32)
+        let server = try ChildProcess(
+            [
+                "serve", "--http2", "--port", "0", "--auth-key", "ABC123DEFG:DEF123GHIJ:\(Self.p8)", "--stall-token",
+                token,
+            ])
+        defer { _ = server.interruptAndWait() }
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
+        let port = String(listening.dropFirst("listening on 127.0.0.1:".count).prefix { $0.isNumber })
+        let scratch = try ScratchDirectory()
+        let (bridge, gatewayPort, _) = try Self.bridge(
+            upstreamPort: port, store: scratch.file("store.sqlite"), ["--drain-timeout", "20"])
+        let sender = try ChildProcess([
+            "send", "--gateway", "127.0.0.1:\(gatewayPort)", "--ca-file", Self.ca, "--cert", Self.p12,
+            "--passphrase-file", Fixtures.certs("passphrase.txt"), "--token", token, "--alert", "never answered",
+        ])
+        defer { _ = sender.kill(SIGKILL) }
+        // The notification is upstream, unanswered: the bridge's stop now waits for it.
+        #expect(server.waitForStderr { $0.contains("stalled (never answered)") }, "\(server.stderr)")
+        bridge.spawned.send(SIGINT)
+        #expect(bridge.waitForStderr { $0.contains("stopping: up to 20 s") }, "\(bridge.stderr)")
+        #expect(bridge.isRunning)
+        bridge.spawned.send(SIGINT)
+        #expect(bridge.spawned.waitForExit(timeout: 10) == .signal(SIGINT), "\(bridge.stderr)")
+    }
+
     /// The help's examples run from the package root against `serve --http2` (ports swapped for
     /// free ones); the production one names files we do not have and fails on them.
     @Test func theHelpExamplesRun() async throws {
