@@ -58,7 +58,8 @@ import Testing
     func brokenFramesAfterThePrefaceEndWithAGoawayNamingTheProblem(
         _ what: String, _ frames: [UInt8], _ why: String
     ) throws {
-        let (server, _) = try Self.server()
+        let (server, recorder) = try Self.server()
+        defer { withExtendedLifetime(recorder) {} }  // the session does not retain its delegate
         let error = #expect(throws: LegacyAPNsError.self) { try Self.feed(server, RawFrames.preface + frames) }
         #expect(error?.code == .protocolViolation)
         #expect(error?.reason.contains(why) == true, "\(what): \(error?.reason ?? "no error")")
@@ -72,7 +73,8 @@ import Testing
         var generator = SplitMix64(seed: 2024)
         var failures = 0
         for round in 0..<300 {
-            let (server, _) = try Self.server()
+            let (server, recorder) = try Self.server()
+            defer { withExtendedLifetime(recorder) {} }  // the session does not retain its delegate
             let count = Int(generator.next() % 512)
             var bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
             if round % 2 == 0 { bytes = RawFrames.preface + RawFrames.settings() + bytes }  // get past the preface
@@ -101,7 +103,8 @@ import Testing
         var options = HTTP2Session.Options()
         options.maximumBufferedOutput = 256  // the owner is not draining: nghttp2 keeps the rest queued
         options.maximumOutboundAcks = 50
-        let (server, _) = try Self.server(options)
+        let (server, recorder) = try Self.server(options)
+        defer { withExtendedLifetime(recorder) {} }  // the session does not retain its delegate
         var flood = RawFrames.preface + RawFrames.settings()
         for index in 0..<500 { flood += kind == "PING" ? RawFrames.ping(UInt64(index)) : RawFrames.settings() }
         let error = #expect(throws: LegacyAPNsError.self) { try Self.feed(server, flood) }
@@ -112,7 +115,8 @@ import Testing
     @Test func answersThatAreReadKeepTheSessionAliveAndTheOutputBounded() throws {
         var options = HTTP2Session.Options()
         options.maximumBufferedOutput = 4096
-        let (server, _) = try Self.server(options)
+        let (server, recorder) = try Self.server(options)
+        defer { withExtendedLifetime(recorder) {} }  // the session does not retain its delegate
         try Self.feed(server, RawFrames.preface + RawFrames.settings())
         var output = ByteWriter()
         for round in 0..<50 {
@@ -133,14 +137,16 @@ import Testing
     @Test func tooManySettingsInOneFrameEndTheConnection() throws {
         var options = HTTP2Session.Options()
         options.maximumSettingsEntries = 4
-        let (server, _) = try Self.server(options)
+        let (server, recorder) = try Self.server(options)
+        defer { withExtendedLifetime(recorder) {} }  // the session does not retain its delegate
         let settings = RawFrames.settings((0..<5).map { _ in (0x3, 100) })
         let error = #expect(throws: LegacyAPNsError.self) { try Self.feed(server, RawFrames.preface + settings) }
         #expect(error?.reason.contains("too many setting entries") == true)
     }
 
     @Test func headerBlocksSplitIntoEndlessContinuationsEndTheSession() throws {
-        let (server, _) = try Self.server()
+        let (server, recorder) = try Self.server()
+        defer { withExtendedLifetime(recorder) {} }  // the session does not retain its delegate
         // HEADERS without END_HEADERS, then CONTINUATIONs, each with one more literal field.
         var bytes = RawFrames.preface + RawFrames.settings()
         bytes += RawFrames.frame(type: 0x1, stream: 1, payload: [0x82, 0x87, 0x84])
