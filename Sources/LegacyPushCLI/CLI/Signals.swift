@@ -10,8 +10,9 @@ import Synchronization
 /// the process at once, as the default action would.
 ///
 /// The signals go through ``SignalRelay`` (a handler that writes to a pipe, read by a thread of
-/// its own), not through Dispatch: a Dispatch signal source on Linux lost a SIGINT that arrived
-/// while the bridge's threads were starting (the bridge then never stopped).
+/// its own), not through Dispatch: a Dispatch signal source on Linux lost a SIGINT sent right
+/// after the bridge printed its listening line, about once in ten to thirty starts (the bridge
+/// then never stopped).
 final class InterruptWatch: Sendable {
     private let id: UInt64
 
