@@ -158,7 +158,9 @@ public final class Bridge: Sendable {
     /// Stops: no new senders; each connected sender's notifications in flight get up to
     /// ``Configuration/drainTimeout`` to reach their verdicts, then the sender gets status 10
     /// naming the last one delivered (as Apple's gateway before maintenance); the upstream
-    /// finishes; the store commits what it holds. Suspends (never blocks) the caller.
+    /// finishes, and what it has not answered after another ``Configuration/drainTimeout`` is
+    /// given up (`unconfirmed`, possibly delivered); the store commits what it holds. Suspends
+    /// (never blocks) the caller.
     public func stop() async {
         core.stopping.store(true, ordering: .relaxed)
         // Released here, so each closes when its accept loop lets go of it: a sender that

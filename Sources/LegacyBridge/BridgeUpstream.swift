@@ -15,7 +15,7 @@ final class BridgeUpstream: @unchecked Sendable {
     private let lock = ConditionLock()
     private let client: ProviderClient
     private var stream: ProviderStream?
-    /// The stream ``finish()`` waits for (``stop(_:)`` must still reach it).
+    /// The stream ``finish()`` waits for (``abandon(_:)`` must still reach it).
     private var finishing: ProviderStream?
     private var failures = 0
     private var nextAttempt: Double = 0
