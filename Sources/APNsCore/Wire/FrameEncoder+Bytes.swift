@@ -2,6 +2,7 @@ extension FrameEncoder {
     /// The size of a frame of `format` carrying a token and a payload of these sizes, with or
     /// without the optional items (only item frames leave items out; commands 0 and 1 have a
     /// fixed layout).
+    @inlinable
     package static func encodedSize(
         tokenCount: Int, payloadCount: Int, format: FrameFormat, includesIdentifier: Bool, hasExpiration: Bool,
         hasPriority: Bool

@@ -27,21 +27,10 @@ public struct FrameEncoder: Hashable, Sendable {
     public static func encodedSize(
         of notification: PushNotification, format: FrameFormat, includesIdentifier: Bool
     ) -> Int {
-        let token = notification.token.count
-        let payload = notification.payload.bytes.count
-        switch format {
-        case .simple:
-            return FrameLayout.Simple.overhead + token + payload
-        case .enhanced:
-            return FrameLayout.Enhanced.overhead + token + payload
-        case .itemized:
-            typealias Item = FrameLayout.Itemized
-            var size = Item.header + Item.itemHeader + token + Item.itemHeader + payload
-            if includesIdentifier { size += Item.itemHeader + Item.identifierSize }
-            if notification.expiration != nil { size += Item.itemHeader + Item.expirySize }
-            if notification.priority != nil { size += Item.itemHeader + Item.prioritySize }
-            return size
-        }
+        encodedSize(
+            tokenCount: notification.token.count, payloadCount: notification.payload.bytes.count, format: format,
+            includesIdentifier: includesIdentifier, hasExpiration: notification.expiration != nil,
+            hasPriority: notification.priority != nil)
     }
 
     /// The status a gateway would answer for `notification` as a frame of `format`, or nil when
