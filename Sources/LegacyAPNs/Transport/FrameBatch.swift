@@ -109,6 +109,19 @@ public struct FrameBatch: Sendable {
     /// Bytes of records in the batch.
     package var byteCount: Int { storage.used }
 
+    /// A batch of the `count` whole records in `records`, which stay where they are: `owner` keeps
+    /// them alive and unchanged for as long as the batch (or a copy of it) exists. Appending to
+    /// the batch copies them first. For record stores in memory (the spool of `send --input`), so
+    /// the send reads the records where the check wrote them.
+    package init(
+        format: FrameFormat, encoder: FrameEncoder, records: UnsafeRawBufferPointer, count: Int,
+        owner: some AnyObject & Sendable
+    ) {
+        self.format = format
+        self.encoder = encoder
+        storage = Storage(borrowing: records, count: count, owner: owner)
+    }
+
     /// Makes room for `additional` bytes (copying the batch if it is shared).
     private mutating func reserve(_ additional: Int) {
         let needed = storage.used + additional
@@ -117,21 +130,34 @@ public struct FrameBatch: Sendable {
         }
     }
 
-    /// The bytes of a batch: allocated once, never moved while anything refers to them.
+    /// The bytes of a batch: allocated once (or borrowed from an owner), never moved while
+    /// anything refers to them.
     private final class Storage: @unchecked Sendable {
         // @unchecked: a batch mutates its storage only while it holds the only reference to it
-        // (copy on write), so shared storage is never written.
+        // (copy on write), so shared storage is never written; borrowed storage is full
+        // (capacity == used), so it is copied before anything is appended.
         let base: UnsafeMutableRawPointer
         let capacity: Int
         var used = 0
         var count = 0
+        /// What keeps borrowed bytes alive (nil: the storage allocated them and frees them).
+        private let owner: AnyObject?
 
         init(capacity: Int) {
             self.capacity = capacity
             base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+            owner = nil
         }
 
-        deinit { base.deallocate() }
+        init(borrowing records: UnsafeRawBufferPointer, count: Int, owner: AnyObject) {
+            base = UnsafeMutableRawPointer(mutating: records.baseAddress ?? UnsafeRawPointer(bitPattern: 16)!)
+            capacity = records.count
+            used = records.count
+            self.count = count
+            self.owner = owner
+        }
+
+        deinit { if owner == nil { base.deallocate() } }
 
         func copy(capacity: Int) -> Storage {
             let copy = Storage(capacity: capacity)
