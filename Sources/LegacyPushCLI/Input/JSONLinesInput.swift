@@ -60,7 +60,8 @@ final class JSONLinesInput: Sendable {
         if firstLine == 1, let size = Files.regularFileSize(input), size >= splitThreshold,
             let middle = await OSThread.run(name: "jsonl-split", { Files.lineStart(in: input, near: size / 2) })
         {
-            let check = JSONLinesCheck(validation: validation, firstLine: firstLine, name: name, memoryBudget: budget / 2)
+            let check = JSONLinesCheck(
+                validation: validation, firstLine: firstLine, name: name, memoryBudget: budget / 2)
             async let first = OSThread.run(name: "jsonl-check") {
                 check.run(input, range: 0..<middle, temporaryDirectory: temporaryDirectory)
             }

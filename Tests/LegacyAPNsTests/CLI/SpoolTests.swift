@@ -17,7 +17,8 @@ import Testing
         text.reserveCapacity(count * 210)
         for index in 1...count {
             let token = String(repeating: "5c", count: 28) + String(format: "%08x", index)
-            let payload = #"{"aps":{"alert":"message \#(index)","badge":\#(index % 100)},"pad":"\#(String(repeating: "p", count: index % 90))"}"#
+            let pad = String(repeating: "p", count: index % 90)
+            let payload = #"{"aps":{"alert":"message \#(index)","badge":\#(index % 100)},"pad":"\#(pad)"}"#
             text +=
                 index % 7 == 0
                 ? #"{"id":\#(index),"payload":\#(payload),"token":"\#(token)"}"# + "\n"
