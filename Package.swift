@@ -10,6 +10,7 @@ import PackageDescription
 //   LegacyAPNs        the binary client                 FeedbackClient   the feedback reader/poller
 //   HTTP2Client       the HTTP/2 provider-API client    LegacyBridge     binary senders through HTTP/2
 //   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
+//   CFileGuard        C: the SIGBUS guard of the CLI's mapped input
 let package = Package(
     name: "LegacyAPNs",
     platforms: [.macOS(.v15)],
@@ -43,6 +44,7 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "APNsCore"),
+        .target(name: "CFileGuard", path: "Sources/CFileGuard"),
         .target(
             name: "APNsCredentials",
             dependencies: ["APNsCore", "COpenSSL"]
@@ -75,7 +77,7 @@ let package = Package(
             name: "LegacyPushCLI",
             dependencies: [
                 "APNsCore", "APNsCredentials", "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator",
-                "HTTP2Client", "LegacyBridge",
+                "HTTP2Client", "LegacyBridge", "CFileGuard",
             ]
         ),
         .executableTarget(

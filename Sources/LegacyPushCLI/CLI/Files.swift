@@ -1,4 +1,5 @@
 internal import APNsRuntime
+internal import CFileGuard
 
 #if canImport(Glibc)
     import Glibc
@@ -64,10 +65,11 @@ enum Files {
     /// Calls `body` with successive chunks of the bytes in `range` (nil: from the current
     /// position to the end).
     ///
-    /// A regular file is read with 1 MiB `pread`s into one buffer (memory stays flat); a pipe or
-    /// a terminal is read in chunks of the same size. Not `mmap`: a mapped file that another
-    /// process truncates meanwhile kills the reader with SIGBUS, where a read just comes up short
-    /// (and a file that ends before `range` does is a clear error).
+    /// A regular file is mapped and handed out 1 MiB at a time where it lies in the page cache
+    /// (no copy; ``forEachMappedChunk(_:path:range:_:)``), or else read with 1 MiB `pread`s into
+    /// one buffer; a pipe or a terminal is read in chunks of the same size. Memory stays flat
+    /// either way, and a file that ends before `range` does, or is truncated while it is read, is
+    /// a clear error.
     static func forEachChunk(
         _ descriptor: Int32, path: String, range: Range<Int>?, _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
@@ -77,7 +79,61 @@ enum Files {
             if position >= 0, position <= size { range = position..<size }
         }
         guard let range else { return try forEachChunk(descriptor, path: path, chunkSize: largeChunk, body) }
+        if range.count >= largeChunk, try forEachMappedChunk(descriptor, path: path, range: range, body) { return }
         try forEachChunk(descriptor, path: path, range: range, chunkSize: largeChunk, body)
+    }
+
+    /// ``forEachChunk(_:path:range:_:)`` over read-only mappings of `range`, ``largeChunk`` at a
+    /// time, each unmapped once `body` is done with it (so the file's pages never all count as
+    /// the process's memory). Returns false, having read nothing, when the file cannot be mapped
+    /// (read it another way then).
+    ///
+    /// A mapped file that another process truncates would kill the reader with SIGBUS at the
+    /// first page past the new end: each mapping is guarded (CFileGuard), so such a page reads as
+    /// zeros instead, and the truncation is the error once the chunk is done (or if it made
+    /// `body` fail; so does a file found shorter than `range` then or at the end, as the zeros
+    /// past a new end in its last page come without a SIGBUS). The chunks handed out stay
+    /// readable until `body` returns; their bytes past a truncation read as zeros.
+    static func forEachMappedChunk(
+        _ descriptor: Int32, path: String, range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Bool {
+        guard let size = regularFileSize(descriptor), size >= range.upperBound else { return false }
+        let pageMask = Int(sysconf(Int32(_SC_PAGESIZE))) - 1
+        func truncated() -> CLIError {
+            CLIError.usage(
+                "'\(path)' ended at byte \(regularFileSize(descriptor) ?? 0) while it was read, not at byte "
+                    + "\(range.upperBound) (it was truncated or replaced meanwhile)")
+        }
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let count = Swift.min(largeChunk, range.upperBound - position)
+            let start = position & ~pageMask
+            let length = position + count - start
+            guard let mapping = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, descriptor, off_t(start)),
+                mapping != MAP_FAILED
+            else {
+                if position == range.lowerBound { return false }
+                throw CLIError.usage("cannot read '\(path)': \(errnoDescription())")
+            }
+            defer { munmap(mapping, length) }
+            let slot = lp_file_guard_register(mapping, length)
+            guard slot >= 0 else {
+                if position == range.lowerBound { return false }
+                throw CLIError.usage("cannot read '\(path)': no guard left for its mapping")
+            }
+            defer { _ = lp_file_guard_release(slot) }
+            do {
+                try body(UnsafeRawBufferPointer(start: mapping + (position - start), count: count))
+            } catch {
+                // The zeros past a new end within its last page came without a SIGBUS.
+                if lp_file_guard_hit(slot) || regularFileSize(descriptor) ?? 0 < range.upperBound { throw truncated() }
+                throw error
+            }
+            if lp_file_guard_hit(slot) { throw truncated() }
+            position += count
+        }
+        if regularFileSize(descriptor) ?? 0 < range.upperBound { throw truncated() }
+        return true
     }
 
     /// The read size for inputs: large enough that the system calls cost little against the
