@@ -16,6 +16,11 @@ package final class FrameSource: @unchecked Sendable {
     private var nextPosition: UInt64 = 1
     private var producerFinished = false
     private var stopped = false
+    /// Whether the producer waits for room, and how many takers wait for a batch: a wake-up only
+    /// when someone waits, and the producer's only once the queue is down to half (so the two
+    /// threads do not trade a wake-up per batch).
+    private var producerWaiting = false
+    private var takersWaiting = 0
 
     package init(capacity: Int) {
         self.capacity = Swift.max(1, capacity)
@@ -31,8 +36,12 @@ package final class FrameSource: @unchecked Sendable {
             batches.append(batch)
             queued += batch.count
             guard !stopped else { return false }
-            lock.broadcast()
-            while queued >= capacity, !stopped { _ = lock.wait(timeout: 1) }
+            if takersWaiting > 0 { lock.broadcast() }
+            while queued >= capacity, !stopped {
+                producerWaiting = true
+                _ = lock.wait(timeout: 1)
+                producerWaiting = false
+            }
             return !stopped
         }
     }
@@ -67,7 +76,9 @@ package final class FrameSource: @unchecked Sendable {
     package func take(timeout: Double) -> TakeResult {
         lock.withLock {
             if queued == 0, !producerFinished, !stopped, timeout > 0 {
+                takersWaiting += 1
                 _ = lock.wait(timeout: timeout)
+                takersWaiting -= 1
             }
             if stopped { return .finished }
             guard !batches.isEmpty else { return producerFinished ? .finished : .empty }
@@ -75,7 +86,7 @@ package final class FrameSource: @unchecked Sendable {
             let first = nextPosition
             nextPosition += UInt64(batch.count)
             queued -= batch.count
-            lock.broadcast()  // the producer may be waiting for space
+            if producerWaiting, queued <= capacity / 2 { lock.broadcast() }
             return .taken(batch, firstPosition: first)
         }
     }
