@@ -11,6 +11,7 @@ import PackageDescription
 //   HTTP2Client       the HTTP/2 provider-API client    LegacyBridge     binary senders through HTTP/2
 //   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
 //   CFileGuard        C: the SIGBUS guard of the CLI's mapped input
+//   CHexDecode        C: SSE2 hex decoding of the common 64-digit token (APNsCore's only dependency)
 let package = Package(
     name: "LegacyAPNs",
     platforms: [.macOS(.v15)],
@@ -43,7 +44,8 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .target(name: "APNsCore"),
+        .target(name: "CHexDecode", path: "Sources/CHexDecode"),
+        .target(name: "APNsCore", dependencies: ["CHexDecode"]),
         .target(name: "CFileGuard", path: "Sources/CFileGuard"),
         .target(
             name: "APNsCredentials",

@@ -138,6 +138,26 @@ import Testing
         }
     }
 
+    /// Every byte value at every position of an otherwise valid token (each of the four 16-digit
+    /// blocks the decoder takes at once, both halves of each pair): only the 22 hex digits pass,
+    /// and they decode to what the hex parser reads.
+    @Test func theTokenDecoderTakesExactlyTheHexDigitsAtEveryPosition() throws {
+        let base = Array("0123456789abcdefABCDEF0123456789fedcba9876543210FEDCBA9876543210".utf8)
+        for position in 0..<64 {
+            for value in 0...255 {
+                var digits = base
+                digits[position] = UInt8(value)
+                let fast = digits.withUnsafeBytes { DeviceToken(plainHex64: $0.baseAddress!) }
+                guard JSONScanner.hexValue(UInt8(value)) != nil else {
+                    #expect(fast == nil, "byte \(value) at \(position)")
+                    continue
+                }
+                #expect(
+                    fast == (try digits.withUnsafeBytes { try DeviceToken(hexBytes: $0) }), "\(value) at \(position)")
+            }
+        }
+    }
+
     /// Random mutations of the corpus: bytes replaced, inserted, removed and swapped, with a bias
     /// towards the bytes JSON cares about, so that most mutants are almost valid.
     @Test func randomMutationsAgree() throws {
