@@ -1,8 +1,6 @@
 // See include/CHexDecode.h.
 #include "CHexDecode.h"
 
-#include <string.h>
-
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
