@@ -84,7 +84,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "legacy-push",
-            dependencies: ["LegacyPushCLI"]
+            dependencies: ["LegacyPushCLI"],
+            // A release binary carries the Swift runtime: no runtime libraries to resolve at every
+            // start (BENCHMARKS.md, cli-floor), none to install beside it.
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         .executableTarget(
             name: "LegacyAPNsBenchmarks",

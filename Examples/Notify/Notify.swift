@@ -3,7 +3,7 @@
 //     targets: [.executableTarget(name: "Notify", dependencies: [.product(name: "LegacyAPNs", package: "LegacyAPNs")])]
 // Run it with the test certificates' folder and a gateway (`legacy-push serve` listens on 127.0.0.1:2195):
 //     swift run Notify ../LegacyAPNs/Fixtures/certs 127.0.0.1:2195
-import Foundation
+import Foundation  // for exit(); LegacyAPNs itself does not import Foundation
 import LegacyAPNs
 
 @main
@@ -15,12 +15,11 @@ struct Notify {
 
     static func main() async throws {
         let arguments = CommandLine.arguments.dropFirst()
-        let certs = URL(filePath: arguments.first ?? "../LegacyAPNs/Fixtures/certs", directoryHint: .isDirectory)
+        let certs = arguments.first ?? "../LegacyAPNs/Fixtures/certs"
         let gateway = try Endpoint(parsing: arguments.dropFirst().first ?? "127.0.0.1:2195")
 
-        let identity = try ClientIdentity(
-            pkcs12ContentsOf: certs.appending(path: "universal-legacy.p12"), passphrase: "secret")
-        let trust = try TLSConfiguration.Trust.pem(contentsOf: certs.appending(path: "ca.pem"))
+        let identity = try ClientIdentity(pkcs12File: certs + "/universal-legacy.p12", passphrase: "secret")
+        let trust = try TLSConfiguration.Trust.pem(file: certs + "/ca.pem")
         let client = try PushClient(
             configuration: .init(gateway: Gateway(gateway), tls: TLSConfiguration(identity: identity, trust: trust)))
 

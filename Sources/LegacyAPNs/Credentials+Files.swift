@@ -1,49 +1,44 @@
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
 #if canImport(Glibc)
     import Glibc
 #endif
 
 // File conveniences for programs that keep their certificates in files. The credential types
-// themselves take bytes (any collection of them, `Data` included); these read a file URL and name
-// the file in every error, as the command line does:
+// themselves take bytes (any collection of them, `Data` included); these read a file by its path
+// (a `URL`'s `.path`) and name the file in every error, as the command line does:
 //
-//     let certs = URL(filePath: "Fixtures/certs", directoryHint: .isDirectory)
-//     let identity = try ClientIdentity(pkcs12ContentsOf: certs.appending(path: "push.p12"), passphrase: "secret")
-//     let trust = try TLSConfiguration.Trust.pem(contentsOf: certs.appending(path: "ca.pem"))
+//     let identity = try ClientIdentity(pkcs12File: "Fixtures/certs/push.p12", passphrase: "secret")
+//     let trust = try TLSConfiguration.Trust.pem(file: "Fixtures/certs/ca.pem")
+//
+// Paths, not `URL`s: this module does not import Foundation (nor load it into every program that
+// sends through it).
 
 extension ClientIdentity {
     /// Reads a `.p12`/`.pfx` file (see `init(pkcs12:passphrase:)`).
     ///
     /// - Throws: ``LegacyAPNsError`` `.fileError` when the file cannot be read; the PKCS#12
     ///   errors otherwise, their reason prefixed with the file's path.
-    public init(pkcs12ContentsOf url: URL, passphrase: String?) throws {
-        let bytes = try Self.read(url)
-        self = try Self.naming(url) { try ClientIdentity(pkcs12: bytes, passphrase: passphrase) }
+    public init(pkcs12File path: String, passphrase: String?) throws {
+        let bytes = try Self.read(path)
+        self = try Self.naming(path) { try ClientIdentity(pkcs12: bytes, passphrase: passphrase) }
     }
 
-    /// Reads a PEM certificate (plus chain), with the key in the same file or in `keyURL` (see
+    /// Reads a PEM certificate (plus chain), with the key in the same file or in `keyPath` (see
     /// `init(pem:keyPEM:passphrase:)`).
     ///
     /// - Throws: ``LegacyAPNsError`` `.fileError` when a file cannot be read; the PEM errors
     ///   otherwise, their reason prefixed with the path.
-    public init(pemContentsOf url: URL, keyContentsOf keyURL: URL? = nil, passphrase: String?) throws {
-        let pem = try Self.read(url)
-        let key = try keyURL.map { try Self.read($0) }
-        self = try Self.naming(keyURL ?? url) { try ClientIdentity(pem: pem, keyPEM: key, passphrase: passphrase) }
+    public init(pemFile path: String, keyFile keyPath: String? = nil, passphrase: String?) throws {
+        let pem = try Self.read(path)
+        let key = try keyPath.map { try Self.read($0) }
+        self = try Self.naming(keyPath ?? path) { try ClientIdentity(pem: pem, keyPEM: key, passphrase: passphrase) }
     }
 
     /// The file's bytes (at most 64 MiB), or a `.fileError` naming it ("cannot read 'x.p12': No
     /// such file or directory").
-    static func read(_ url: URL) throws -> [UInt8] {
-        let path = url.path
+    static func read(_ path: String) throws -> [UInt8] {
         func failure(_ reason: String) -> LegacyAPNsError {
             LegacyAPNsError(.fileError, "cannot read '\(path)': \(reason)")
         }
-        guard url.isFileURL else { throw failure("not a file URL") }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw failure(String(cString: strerror(errno))) }
         defer { close(descriptor) }
@@ -60,11 +55,11 @@ extension ClientIdentity {
     }
 
     /// Runs `body`, prefixing the reason of a thrown ``LegacyAPNsError`` with the file's path.
-    static func naming<Result>(_ url: URL, _ body: () throws -> Result) throws -> Result {
+    static func naming<Result>(_ path: String, _ body: () throws -> Result) throws -> Result {
         do {
             return try body()
         } catch let error as LegacyAPNsError {
-            throw LegacyAPNsError(error.code, "\(url.path): \(error.reason)", underlying: error)
+            throw LegacyAPNsError(error.code, "\(path): \(error.reason)", underlying: error)
         }
     }
 }
@@ -74,9 +69,9 @@ extension TLSConfiguration.Trust {
     ///
     /// - Throws: ``LegacyAPNsError`` `.fileError` when the file cannot be read,
     ///   `.corruptCredentials` when it holds no certificate.
-    public static func pem(contentsOf url: URL) throws -> Self {
-        let bytes = try ClientIdentity.read(url)
-        return try ClientIdentity.naming(url) { try .pem(bytes) }
+    public static func pem(file path: String) throws -> Self {
+        let bytes = try ClientIdentity.read(path)
+        return try ClientIdentity.naming(path) { try .pem(bytes) }
     }
 }
 
@@ -84,7 +79,7 @@ extension Certificate {
     /// Every certificate in a PEM file, in order (empty when it holds none).
     ///
     /// - Throws: ``LegacyAPNsError`` `.fileError` when the file cannot be read.
-    public static func certificates(pemContentsOf url: URL) throws -> [Certificate] {
-        certificates(pemRepresentation: try ClientIdentity.read(url))
+    public static func certificates(pemFile path: String) throws -> [Certificate] {
+        certificates(pemRepresentation: try ClientIdentity.read(path))
     }
 }

@@ -48,32 +48,31 @@ import Testing
         #expect(try Certificate(derRepresentation: der) == fromData.certificate)
     }
 
-    @Test func fileURLsLoadCredentialsAndNameTheFileInErrors() throws {
+    @Test func filesLoadCredentialsAndNameTheFileInErrors() throws {
         let identity = try ClientIdentity(
-            pkcs12ContentsOf: certs.appending(path: "universal-legacy.p12"), passphrase: "secret")
+            pkcs12File: certs.appending(path: "universal-legacy.p12").path, passphrase: "secret")
         #expect(identity.certificate.topic == "com.example.legacy")
         let fromPEM = try ClientIdentity(
-            pemContentsOf: certs.appending(path: "universal.pem"),
-            keyContentsOf: certs.appending(path: "universal.key"),
+            pemFile: certs.appending(path: "universal.pem").path,
+            keyFile: certs.appending(path: "universal.key").path,
             passphrase: nil)
         #expect(fromPEM.certificate == identity.certificate)
         guard
-            case .certificates(let trusted) = try TLSConfiguration.Trust.pem(
-                contentsOf: certs.appending(path: "ca.pem"))
+            case .certificates(let trusted) = try TLSConfiguration.Trust.pem(file: certs.appending(path: "ca.pem").path)
         else {
             Issue.record("expected certificates")
             return
         }
         #expect(trusted.count == 1)
-        #expect(try Certificate.certificates(pemContentsOf: certs.appending(path: "chain.pem")).count == 2)
+        #expect(try Certificate.certificates(pemFile: certs.appending(path: "chain.pem").path).count == 2)
 
-        let missing = certs.appending(path: "nonexistent.p12")
+        let missing = certs.appending(path: "nonexistent.p12").path
         #expect(
-            throws: LegacyAPNsError(.fileError, "cannot read '\(missing.path)': No such file or directory")
-        ) { try ClientIdentity(pkcs12ContentsOf: missing, passphrase: nil) }
-        let p12 = certs.appending(path: "universal-legacy.p12")
-        #expect(throws: LegacyAPNsError(.wrongPassphrase, "\(p12.path): wrong passphrase for the PKCS#12 file")) {
-            try ClientIdentity(pkcs12ContentsOf: p12, passphrase: "nope")
+            throws: LegacyAPNsError(.fileError, "cannot read '\(missing)': No such file or directory")
+        ) { try ClientIdentity(pkcs12File: missing, passphrase: nil) }
+        let p12 = certs.appending(path: "universal-legacy.p12").path
+        #expect(throws: LegacyAPNsError(.wrongPassphrase, "\(p12): wrong passphrase for the PKCS#12 file")) {
+            try ClientIdentity(pkcs12File: p12, passphrase: "nope")
         }
     }
 
