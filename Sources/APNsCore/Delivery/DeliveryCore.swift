@@ -31,9 +31,10 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
     struct Entry: Sendable {
         var position: UInt64
         var item: Item
-        /// Connections it was on that ended without a verdict for it.
-        var attempts: Int = 0
-        var writeCount: Int = 0
+        /// Connections it was on that ended without a verdict for it. (32-bit counters: an entry is
+        /// 32 bytes, not 40, and a window of them is touched fresh by every connection.)
+        var attempts: Int32 = 0
+        var writeCount: Int32 = 0
         /// Written on a connection that closed without a verdict.
         var possiblyDelivered = false
         /// Already named in ``SendReport/possiblyDuplicated``.
@@ -79,6 +80,8 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
     private(set) var state: State = .disconnected
     /// Notifications waiting to be written again, oldest first (survives connections).
     private var retry = Ring<Entry>(capacity: 16)
+    /// The ring of a connection that ended confirmed, empty, for the next one.
+    private var spareInFlight: InFlight?
     /// Whether the input has more to give.
     private var inputIsOpen = true
     private var window: WindowPolicy
@@ -197,7 +200,13 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
         // Room for the whole window at once (up to `inFlightReservation`): a ring that doubled its
         // way up to 100,000 entries held the old and the new storage at once (22 MB at the last
         // step) and copied every entry on the way; reserved pages are only touched as they fill.
-        state = .open(InFlight(capacity: Swift.min(window.current, Self.inFlightReservation)))
+        let room = Swift.min(window.current, Self.inFlightReservation)
+        if let spare = spareInFlight, spare.capacity >= room {
+            state = .open(spare)
+        } else {
+            state = .open(InFlight(capacity: room))
+        }
+        spareInFlight = nil
         attemptsOnThisSlot += 1
         report.connections += 1
         pendingEvents.append(.connected(connection: connection, attempt: attemptsOnThisSlot))
@@ -286,6 +295,8 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
             acceptFirst(count, of: &inFlight)
             progressed()
             window.barrierConfirmed(count: count)
+            // The emptied ring serves the next connection: its pages are touched already.
+            spareInFlight = inFlight
             state = .closing(failure: nil)
             return
         }
@@ -306,7 +317,7 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
             acceptFirst(index, of: &inFlight)
             var failed = inFlight.removeFirst()
             failed.attempts += 1
-            if failed.attempts >= configuration.maximumAttempts {
+            if Int(failed.attempts) >= configuration.maximumAttempts {
                 // Out of retries. If an earlier connection may have delivered it, it is not a
                 // clean rejection: its fate is unknown.
                 if failed.possiblyDelivered { giveUp(failed) } else { reject(failed, status: response.status) }
@@ -464,7 +475,7 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
             if isHead { entry.attempts += 1 }
             isHead = false
             entry.possiblyDelivered = true
-            if entry.attempts >= configuration.maximumAttempts {
+            if Int(entry.attempts) >= configuration.maximumAttempts {
                 giveUp(entry)
             } else {
                 requeued.append(entry)

@@ -45,6 +45,9 @@ package struct Ring<Element> {
 
     package var count: Int { storage.header.count }
 
+    /// Elements it holds before it grows.
+    package var capacity: Int { storage.header.capacity }
+
     package var isEmpty: Bool { count == 0 }
 
     package var first: Element? { count == 0 ? nil : self[0] }
