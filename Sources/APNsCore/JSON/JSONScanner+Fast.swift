@@ -197,6 +197,20 @@ extension JSONScanner {
         return matchMask(word, 0x22) | matchMask(word, 0x5C) | (hasControl | word) & 0x8080_8080_8080_8080
     }
 
+    /// The high bit of every byte of `word` (its first byte lowest) that is not an ASCII digit,
+    /// and perhaps of some bytes after the first such byte: the lowest set bit is exact. Below
+    /// `0`: the "has byte less than n" borrow trick (which marks only bytes above a true match);
+    /// above `9`: adding 0x46 to the low seven bits carries into the high bit exactly from 0x3A
+    /// on, never into the next byte; non-ASCII: the high bit itself.
+    @inline(__always)
+    static func nonDigitMask(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let below0 = (word &- ones &* 0x30) & ~word & highs
+        let above9 = ((word & ~highs) &+ ones &* (0x80 - 0x3A)) & highs
+        return below0 | above9 | word & highs
+    }
+
     /// One multi-byte UTF-8 sequence with the rules of `skipUTF8Sequence` (no overlongs, no
     /// surrogates, at most U+10FFFF), or nil.
     @inline(__always)
@@ -218,18 +232,30 @@ extension JSONScanner {
         @inline(__always) func isDigit(_ index: Int) -> Bool {
             index < end && base.load(fromByteOffset: index, as: UInt8.self) &- UInt8(ascii: "0") < 10
         }
+        // A run of digits, eight at a time while eight bytes are left.
+        @inline(__always) func skipDigits(_ start: Int) -> Int {
+            var index = start
+            while index + 8 <= end {
+                let mask = nonDigitMask(
+                    UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+                if mask != 0 { return index + mask.trailingZeroBitCount >> 3 }
+                index += 8
+            }
+            while isDigit(index) { index += 1 }
+            return index
+        }
         var index = start
         if base.load(fromByteOffset: index, as: UInt8.self) == UInt8(ascii: "-") { index += 1 }
         guard isDigit(index) else { return nil }
         if base.load(fromByteOffset: index, as: UInt8.self) == UInt8(ascii: "0") {
             index += 1
         } else {
-            while isDigit(index) { index += 1 }
+            index = skipDigits(index + 1)
         }
         if index < end, base.load(fromByteOffset: index, as: UInt8.self) == UInt8(ascii: ".") {
             index += 1
             guard isDigit(index) else { return nil }
-            while isDigit(index) { index += 1 }
+            index = skipDigits(index + 1)
         }
         if index < end, base.load(fromByteOffset: index, as: UInt8.self) | 0x20 == UInt8(ascii: "e") {
             index += 1

@@ -138,6 +138,34 @@ import Testing
         }
     }
 
+    /// The digit scan's mask finds exactly the first byte that is not an ASCII digit, whatever
+    /// follows it (every byte value at every position of a run of digits, and random words).
+    @Test func theDigitMaskFindsTheFirstNonDigitExactly() {
+        func firstNonDigit(_ bytes: [UInt8]) -> Int {
+            bytes.firstIndex { !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ?? 8
+        }
+        func scanned(_ bytes: [UInt8]) -> Int {
+            let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            let mask = JSONScanner.nonDigitMask(UInt64(littleEndian: word))
+            return mask == 0 ? 8 : mask.trailingZeroBitCount >> 3
+        }
+        for position in 0..<8 {
+            for value in 0...255 {
+                var bytes = Array("31415926".utf8)
+                bytes[position] = UInt8(value)
+                #expect(scanned(bytes) == firstNonDigit(bytes), "\(value) at \(position)")
+            }
+        }
+        var random = SplitMix64(seed: 99)
+        for _ in 0..<20_000 {
+            let bytes = (0..<8).map { _ in
+                random.next() % 3 == 0
+                    ? UInt8(truncatingIfNeeded: random.next()) : UInt8(ascii: "0") + UInt8(random.next() % 10)
+            }
+            #expect(scanned(bytes) == firstNonDigit(bytes), "\(bytes)")
+        }
+    }
+
     /// Every byte value at every position of an otherwise valid token (each of the four 16-digit
     /// blocks the decoder takes at once, both halves of each pair): only the 22 hex digits pass,
     /// and they decode to what the hex parser reads.
