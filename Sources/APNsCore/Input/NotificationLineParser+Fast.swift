@@ -11,52 +11,78 @@ extension NotificationLineParser {
     package func fastFields(_ line: UnsafeRawBufferPointer) -> FastFields? {
         guard let base = line.baseAddress else { return nil }
         let end = line.count
-        var index = JSONScanner.fastSkipWhitespace(base, from: 0, end: end)
-        guard index < end, base.load(fromByteOffset: index, as: UInt8.self) == UInt8(ascii: "{") else { return nil }
-        index = JSONScanner.fastSkipWhitespace(base, from: index + 1, end: end)
+        var index: Int
         var seen: UInt8 = 0
         var token: DeviceToken?
         var payload: Range<Int>?
         var identifier: UInt32?
         var expiration: Expiration?
         var priority: Priority?
-        while true {
-            guard let (key, valueStart) = Self.fastKey(base, at: index, end: end), seen & key.rawValue == 0 else {
+        // The value the compact start ends with, read before the loop (nil: none was).
+        var valueRead: Int?
+        if let start = Self.compactStart(base, end: end) {
+            // `{"token":"<64 digits>","payload":{`, the start of a compact line in the usual order:
+            // read at once, as the loop below would read it member by member.
+            guard let decoded = DeviceToken(plainHex64: base + start.token),
+                let objectEnd = JSONScanner.fastSkipValue(line, from: start.payload)
+            else { return nil }
+            token = decoded
+            payload = start.payload..<objectEnd
+            seen = FastKey.token.rawValue | FastKey.payload.rawValue
+            valueRead = objectEnd
+            index = objectEnd
+        } else {
+            index = JSONScanner.fastSkipWhitespace(base, from: 0, end: end)
+            guard index < end, base.load(fromByteOffset: index, as: UInt8.self) == UInt8(ascii: "{") else {
                 return nil
             }
-            seen |= key.rawValue
+            index = JSONScanner.fastSkipWhitespace(base, from: index + 1, end: end)
+        }
+        while true {
             let valueEnd: Int
-            switch key {
-            case .token:
-                // A quote, 64 hex digits, a quote.
-                guard valueStart + 66 <= end,
-                    base.load(fromByteOffset: valueStart, as: UInt8.self) == UInt8(ascii: "\""),
-                    base.load(fromByteOffset: valueStart + 65, as: UInt8.self) == UInt8(ascii: "\""),
-                    let decoded = DeviceToken(plainHex64: base + valueStart + 1)
-                else { return nil }
-                token = decoded
-                valueEnd = valueStart + 66
-            case .payload:
-                guard valueStart < end, base.load(fromByteOffset: valueStart, as: UInt8.self) == UInt8(ascii: "{"),
-                    let objectEnd = JSONScanner.fastSkipValue(line, from: valueStart)
-                else { return nil }
-                payload = valueStart..<objectEnd
-                valueEnd = objectEnd
-            case .id, .expiry:
-                guard let (value, numberEnd) = Self.fastUnsigned(base, at: valueStart, end: end, maximum: 0xFFFF_FFFF)
-                else { return nil }
-                if key == .id {
-                    identifier = UInt32(value)
-                } else {
-                    expiration = Expiration(rawValue: UInt32(value))
+            if let read = valueRead {
+                valueEnd = read
+                valueRead = nil
+            } else {
+                guard let (key, valueStart) = Self.fastKey(base, at: index, end: end), seen & key.rawValue == 0 else {
+                    return nil
                 }
-                valueEnd = numberEnd
-            case .priority:
-                guard let (value, numberEnd) = Self.fastUnsigned(base, at: valueStart, end: end, maximum: 255),
-                    value == 10 || value == 5 || (value == 1 && dialect == .http2)
-                else { return nil }
-                priority = Priority(rawValue: UInt8(value))
-                valueEnd = numberEnd
+                seen |= key.rawValue
+                switch key {
+                case .token:
+                    // A quote, 64 hex digits, a quote.
+                    guard valueStart + 66 <= end,
+                        base.load(fromByteOffset: valueStart, as: UInt8.self) == UInt8(ascii: "\""),
+                        base.load(fromByteOffset: valueStart + 65, as: UInt8.self) == UInt8(ascii: "\""),
+                        let decoded = DeviceToken(plainHex64: base + valueStart + 1)
+                    else { return nil }
+                    token = decoded
+                    valueEnd = valueStart + 66
+                case .payload:
+                    guard valueStart < end,
+                        base.load(fromByteOffset: valueStart, as: UInt8.self) == UInt8(ascii: "{"),
+                        let objectEnd = JSONScanner.fastSkipValue(line, from: valueStart)
+                    else { return nil }
+                    payload = valueStart..<objectEnd
+                    valueEnd = objectEnd
+                case .id, .expiry:
+                    guard
+                        let (value, numberEnd) = Self.fastUnsigned(
+                            base, at: valueStart, end: end, maximum: 0xFFFF_FFFF)
+                    else { return nil }
+                    if key == .id {
+                        identifier = UInt32(value)
+                    } else {
+                        expiration = Expiration(rawValue: UInt32(value))
+                    }
+                    valueEnd = numberEnd
+                case .priority:
+                    guard let (value, numberEnd) = Self.fastUnsigned(base, at: valueStart, end: end, maximum: 255),
+                        value == 10 || value == 5 || (value == 1 && dialect == .http2)
+                    else { return nil }
+                    priority = Priority(rawValue: UInt8(value))
+                    valueEnd = numberEnd
+                }
             }
             index = JSONScanner.fastSkipWhitespace(base, from: valueEnd, end: end)
             guard index < end else { return nil }
@@ -68,6 +94,35 @@ extension NotificationLineParser {
         guard index == end, let token, let payload else { return nil }
         return FastFields(
             token: token, payload: payload, identifier: identifier, expiration: expiration, priority: priority)
+    }
+
+    /// Where the token's digits and the payload start in a line that begins
+    /// `{"token":"<64 bytes>","payload":{` (no white space, this order), or nil for any other
+    /// line: recognised by comparing words, without reading the keys one by one.
+    @inline(__always)
+    private static func compactStart(_ base: UnsafeRawPointer, end: Int) -> (token: Int, payload: Int)? {
+        // 10 bytes, the digits, 12 bytes, the payload's brace (and at least its closing one).
+        guard end >= 10 + 64 + 12 + 2,
+            UInt64(littleEndian: base.loadUnaligned(as: UInt64.self)) == CompactWord.openToken,
+            UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt16.self)) == CompactWord.colonQuote,
+            UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 74, as: UInt64.self)) == CompactWord.quotePayload,
+            UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 82, as: UInt32.self)) == CompactWord.payloadColon,
+            base.load(fromByteOffset: 86, as: UInt8.self) == UInt8(ascii: "{")
+        else { return nil }
+        return (10, 86)
+    }
+
+    /// The fixed parts of a compact line's start, as the little-endian words they load as (the
+    /// first byte lowest).
+    enum CompactWord {
+        /// `{"token"`
+        static let openToken: UInt64 = 0x226E_656B_6F74_227B
+        /// `:"`
+        static let colonQuote: UInt16 = 0x223A
+        /// `","paylo`
+        static let quotePayload: UInt64 = 0x6F6C_7961_7022_2C22
+        /// `ad":`
+        static let payloadColon: UInt32 = 0x3A22_6461
     }
 
     /// What ``fastFields(_:)`` reads from a line.

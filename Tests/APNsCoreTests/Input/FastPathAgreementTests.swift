@@ -122,6 +122,11 @@ import Testing
         #expect(KeyWord.id == word("id"))
         #expect(KeyWord.expiry == word("expiry"))
         #expect(KeyWord.priority == word("priority"))
+        typealias CompactWord = NotificationLineParser.CompactWord
+        #expect(CompactWord.openToken == word(#"{"token""#))
+        #expect(UInt64(CompactWord.colonQuote) == word(#":""#))
+        #expect(CompactWord.quotePayload == word(#"","paylo"#))
+        #expect(UInt64(CompactWord.payloadColon) == word(#"ad":"#))
     }
 
     @Test func theTokenDecoderAgreesWithTheHexParser() throws {
