@@ -33,7 +33,7 @@ package struct Ring<Element> {
         let buffer = Storage.create(minimumCapacity: capacity) { _ in Header(head: 0, count: 0, capacity: capacity) }
         // The real capacity may be larger than asked; use what was allocated.
         let real = buffer.capacity
-        buffer.header.capacity = real
+        buffer.withUnsafeMutablePointerToHeader { $0.pointee.capacity = real }
         return unsafeDowncast(buffer, to: Storage.self)
     }
 
@@ -43,10 +43,15 @@ package struct Ring<Element> {
         return position >= capacity ? position - capacity : position
     }
 
-    package var count: Int { storage.header.count }
+    package var count: Int { header.count }
 
     /// Elements it holds before it grows.
-    package var capacity: Int { storage.header.capacity }
+    package var capacity: Int { header.capacity }
+
+    /// The header, read through its pointer: `ManagedBuffer.header` is a stored class property,
+    /// whose every read is a dynamic exclusivity check (one per element on the send's hot path).
+    @inline(__always)
+    private var header: Header { storage.withUnsafeMutablePointerToHeader { $0.pointee } }
 
     package var isEmpty: Bool { count == 0 }
 
@@ -141,7 +146,7 @@ package struct Ring<Element> {
 
     /// Copies the storage when it is shared, and doubles it when `reservingOne` and it is full.
     private mutating func makeUnique(reservingOne: Bool = false) {
-        let header = storage.header
+        let header = self.header
         let full = reservingOne && header.count == header.capacity
         guard full || !isKnownUniquelyReferenced(&storage) else { return }
         let bigger = Self.makeStorage(capacity: full ? header.capacity * 2 : header.capacity)
