@@ -65,9 +65,9 @@ final class SpoolFile: @unchecked Sendable {
     /// file, with ``write(_:)``). Segments must be kept (``keep(_:)``) in the order they were
     /// handed out, and before anything is written to the file.
     func newSegment() -> Segment? {
-        guard memoryLeft >= Segment.size else { return nil }
+        guard memoryLeft >= Segment.size, let segment = Segment() else { return nil }
         memoryLeft -= Segment.size
-        return Segment()
+        return segment
     }
 
     /// Keeps a filled segment, after those kept before it.
@@ -94,12 +94,11 @@ final class SpoolFile: @unchecked Sendable {
         /// ``SpoolFile/batchSize`` bytes, so the send never walks the records.
         var cuts: [(end: Int, count: Int)] = []
 
-        init() {
+        /// Nil when the memory cannot be had (the records then go to the file).
+        init?() {
             var memory: UnsafeMutableRawPointer?
-            if posix_memalign(&memory, Self.size, Self.size) != 0 || memory == nil {
-                memory = UnsafeMutableRawPointer.allocate(byteCount: Self.size, alignment: 16)
-            }
-            base = memory!
+            guard posix_memalign(&memory, Self.size, Self.size) == 0, let memory else { return nil }
+            base = memory
             // A fresh 4 KiB page costs about 3 µs to fault in here, a huge page about 0.5 µs per
             // 4 KiB: 29 MB of frames for 200,000 notifications cost ~22 ms or ~7 ms.
             _ = madvise(base, Self.size, MADV_HUGEPAGE)
