@@ -6,10 +6,12 @@ import Testing
 
 /// Input files that change under the reader: never a crash, a clear error.
 @Suite struct InputFileTests {
-    /// An input truncated by another process while it is being read with `pread`s (a range
-    /// smaller than a chunk, or a file that cannot be mapped): the reader gets an error naming the
-    /// file and where it ended, and every byte it was handed before stays readable.
-    @Test func aFileTruncatedWhileItIsReadIsAnErrorNotACrash() throws {
+    /// Reads a file of 6 MiB and a bit, all `a`, chunk by chunk (`mapped`: the way a large
+    /// regular file is read; else with `pread`s), truncating it to `length` bytes while chunk
+    /// number `chunk` is handed out; every byte handed out is summed after the truncation.
+    private static func readWhileTruncating(mapped: Bool, atChunk chunk: Int, to length: Int) throws -> (
+        path: String, chunks: Int, sum: Int, error: CLIError?
+    ) {
         let scratch = try ScratchDirectory()
         let size = 6 * Files.largeChunk + 123
         let path = try scratch.write([UInt8](repeating: 0x61, count: size), named: "input.jsonl")
@@ -18,19 +20,32 @@ import Testing
         defer { close(descriptor) }
         var chunks = 0
         var sum = 0
+        let body = { (bytes: UnsafeRawBufferPointer) in
+            chunks += 1
+            if chunks == chunk { truncate(path, off_t(length)) }
+            for byte in bytes { sum += Int(byte) }
+        }
         let error = #expect(throws: CLIError.self) {
-            try Files.forEachChunk(descriptor, path: path, range: 0..<size, chunkSize: Files.largeChunk) { chunk in
-                chunks += 1
-                if chunks == 1 { truncate(path, 100) }
-                for byte in chunk { sum += Int(byte) }  // every byte handed out is still there
+            if mapped {
+                try Files.forEachChunk(descriptor, path: path, range: nil, body)
+            } else {
+                try Files.forEachChunk(descriptor, path: path, range: 0..<size, chunkSize: Files.largeChunk, body)
             }
         }
-        #expect(chunks == 1)
-        #expect(sum == 0x61 * Files.largeChunk)
+        return (path, chunks, sum, error)
+    }
+
+    /// An input truncated by another process while it is being read with `pread`s (a range
+    /// smaller than a chunk, or a file that cannot be mapped): the reader gets an error naming the
+    /// file and where it ended, and every byte it was handed before stays readable.
+    @Test func aFileTruncatedWhileItIsReadIsAnErrorNotACrash() throws {
+        let read = try Self.readWhileTruncating(mapped: false, atChunk: 1, to: 100)
+        #expect(read.chunks == 1)
+        #expect(read.sum == 0x61 * Files.largeChunk)
         #expect(
-            error?.message.contains("'\(path)' ended at byte \(Files.largeChunk)") == true,
-            "\(String(describing: error))")
-        #expect(error?.message.contains("truncated") == true)
+            read.error?.message.contains("'\(read.path)' ended at byte \(Files.largeChunk)") == true,
+            "\(String(describing: read.error))")
+        #expect(read.error?.message.contains("truncated") == true)
     }
 
     /// The same with the file mapped (the way a large regular file is read): touching the pages
@@ -38,26 +53,14 @@ import Testing
     /// bytes before the new end are intact, and the truncation is the error, before any other
     /// chunk is handed out.
     @Test func aMappedFileTruncatedWhileItIsReadIsAnErrorNotACrash() throws {
-        let scratch = try ScratchDirectory()
-        let size = 6 * Files.largeChunk + 123
-        let path = try scratch.write([UInt8](repeating: 0x61, count: size), named: "input.jsonl")
-        let descriptor = open(path, O_RDONLY)
-        try #require(descriptor >= 0)
-        defer { close(descriptor) }
-        var chunks = 0
-        var sum = 0
-        let error = #expect(throws: CLIError.self) {
-            try Files.forEachChunk(descriptor, path: path, range: nil) { chunk in
-                chunks += 1
-                if chunks == 2 { truncate(path, Files.largeChunk + 100) }
-                for byte in chunk { sum += Int(byte) }
-            }
-        }
-        #expect(chunks == 2)
-        #expect(sum == 0x61 * (Files.largeChunk + 100))
+        let read = try Self.readWhileTruncating(mapped: true, atChunk: 2, to: Files.largeChunk + 100)
+        #expect(read.chunks == 2)
+        #expect(read.sum == 0x61 * (Files.largeChunk + 100))
         #expect(
-            error?.message.contains("'\(path)' ended at byte \(Files.largeChunk + 100) while it was read") == true,
-            "\(String(describing: error))")
+            read.error?.message.contains("'\(read.path)' ended at byte \(Files.largeChunk + 100) while it was read")
+                == true,
+            "\(String(describing: read.error))")
+        let scratch = try ScratchDirectory()
         // The guard is released: the process still reads other files, and a mapped read of an
         // intact file hands out every byte.
         let other = try scratch.write([UInt8](repeating: 0x01, count: 3 * Files.largeChunk + 7), named: "b.jsonl")
