@@ -111,6 +111,7 @@ public final class JSONLinesProviderRecorder: ProviderRecorder {
     public func record(_ requests: [AcceptedRequest]) {
         buffer.withLock { bytes in
             bytes.removeAll(keepingCapacity: true)
+            bytes.reserveCapacity(requests.count * 320)
             for request in requests {
                 request.appendJSON(to: &bytes)
                 bytes.append(0x0A)
