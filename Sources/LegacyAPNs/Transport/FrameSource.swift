@@ -86,7 +86,8 @@ package final class FrameSource: @unchecked Sendable {
             let first = nextPosition
             nextPosition += UInt64(batch.count)
             queued -= batch.count
-            if producerWaiting, queued <= capacity / 2 { lock.broadcast() }
+            // Half empty, or down to its last batch (large batches: the taker must not run dry).
+            if producerWaiting, queued <= capacity / 2 || batches.count <= 1 { lock.broadcast() }
             return .taken(batch, firstPosition: first)
         }
     }
