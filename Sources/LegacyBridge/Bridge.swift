@@ -136,6 +136,14 @@ public final class Bridge: Sendable {
         self.core = try BridgeCore(configuration: configuration, store: store)
     }
 
+    // Its threads hold the bridge, so this runs once they have ended (or it never started):
+    // nothing can call back into the core any more. The store's thread runs from the start (and
+    // holds the store's file): it ends here if `stop()` did not end it (a bridge never started).
+    deinit {
+        core.store?.stop()
+        core.detach()
+    }
+
     /// Statistics so far.
     public var statistics: BridgeStatistics { core.statistics.withLock { $0 } }
 

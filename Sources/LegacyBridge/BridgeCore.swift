@@ -21,6 +21,8 @@ final class BridgeCore: Sendable {
     private let nextConnection = Atomic<UInt64>(0)
     // Set once in `init` (the store's callback needs `self`); read-only afterwards.
     nonisolated(unsafe) private(set) var store: BridgeStore!
+    /// How the client's and the store's callbacks reach this core (see ``detach()``).
+    private let router: EventRouter
 
     init(configuration: Bridge.Configuration, store: FeedbackStore) throws {
         self.configuration = configuration
@@ -39,6 +41,7 @@ final class BridgeCore: Sendable {
         // The client's event handler needs the core; the core is complete before any event fires
         // (nothing connects until the first submission).
         let router = EventRouter()
+        self.router = router
         let client = try ProviderClient(configuration: upstreamConfiguration) { event in router.core?.route(event) }
         self.upstream = BridgeUpstream(client: client)
         router.core = self
@@ -48,6 +51,11 @@ final class BridgeCore: Sendable {
     }
 
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    /// Lets the core go: the callbacks' strong reference to it (a cycle through the client and
+    /// the store) is dropped. Called when the ``Bridge`` goes away, when none of them can fire
+    /// any more (its threads have ended, the upstream has finished or never connected).
+    func detach() { router.core = nil }
 
     func emit(_ event: BridgeEvent) {
         configuration.events?(event)
@@ -214,8 +222,14 @@ final class BridgeCore: Sendable {
     }
 }
 
-/// Lets the client's event handler reach the core created after it.
+/// Lets the client's event handler (and the store's) reach the core created after it.
+///
+/// Strong, not weak: a weak reference gives the core a side table, which sends every retain and
+/// release of it (several per notification, from the sessions' unowned references) down the slow
+/// path, about 4 % of the bridge's CPU. The cycle it makes (core, upstream, client, handler,
+/// router) is broken by ``BridgeCore/detach()``.
 private final class EventRouter: @unchecked Sendable {
-    // @unchecked: written once in BridgeCore.init before any event can fire, then only read.
-    weak var core: BridgeCore?
+    // @unchecked: written in BridgeCore.init before any event can fire and by `detach()` once none
+    // can; only read in between.
+    var core: BridgeCore?
 }
