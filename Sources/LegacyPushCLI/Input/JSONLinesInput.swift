@@ -413,8 +413,6 @@ struct LineSink {
         guard used > 0 else { return }
         if let segment {
             if lastCut < used { cuts.append((used, count)) }
-            segment.used = used
-            segment.count = count
             segment.cuts = cuts
             cuts.removeAll(keepingCapacity: true)
             lastCut = 0

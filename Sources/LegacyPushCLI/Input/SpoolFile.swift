@@ -72,7 +72,7 @@ final class SpoolFile: @unchecked Sendable {
 
     /// Keeps a filled segment, after those kept before it.
     func keep(_ segment: Segment) {
-        if segment.used > 0 { segments.append(segment) }
+        if !segment.cuts.isEmpty { segments.append(segment) }
     }
 
     /// Frame records held in memory: ``Segment/size`` bytes, on huge pages where the system
@@ -85,13 +85,9 @@ final class SpoolFile: @unchecked Sendable {
         static let size = 2 * 1024 * 1024
 
         let base: UnsafeMutableRawPointer
-        /// Bytes of whole records from the start.
-        var used = 0
-        /// Records in them.
-        var count = 0
         /// Where the send's batches end: (byte offset, records before it), increasing, the last
-        /// one at (`used`, `count`). Noted by the check as it writes, about every
-        /// ``SpoolFile/batchSize`` bytes, so the send never walks the records.
+        /// one at the end of the segment's whole records. Noted by the check as it writes, about
+        /// every ``SpoolFile/batchSize`` bytes, so the send never walks the records.
         var cuts: [(end: Int, count: Int)] = []
 
         /// Nil when the memory cannot be had (the records then go to the file).
