@@ -54,6 +54,21 @@ public struct ByteWriter: Sendable {
         _count += byteCount
     }
 
+    /// Gives `body` room for up to `maximumCount` bytes, and counts as written the number it
+    /// returns (which it must have initialised, from the start of the room).
+    @inlinable
+    public mutating func writeWithUnsafeMutableBytes(
+        upTo maximumCount: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Int
+    ) rethrows {
+        reserveCapacity(additional: maximumCount)
+        let start = count
+        let written = try storage.withUnsafeMutableBytes { raw in
+            try body(UnsafeMutableRawBufferPointer(rebasing: raw[start..<(start + maximumCount)]))
+        }
+        precondition(written >= 0 && written <= maximumCount, "wrote past the room given")
+        _count += written
+    }
+
     /// Writes an integer, big-endian.
     @inlinable
     public mutating func writeInteger<Integer: FixedWidthInteger>(_ value: Integer) {

@@ -72,6 +72,9 @@ package final class ProviderConnection: HTTP2SessionDelegate {
 
     /// Accepted requests not yet handed to the recorder, and when the oldest was accepted.
     @exclusivity(unchecked) private var batch: [AcceptedRequest] = []
+    /// The same as JSON lines, made as they are accepted, when the recorder writes JSON Lines.
+    @exclusivity(unchecked) private var lines = ByteWriter()
+    private let lineRecorder: JSONLinesProviderRecorder?
     @exclusivity(unchecked) private var batchStartedAt: Double?
 
     /// Error responses held back by ``ProviderFaults/errorDelay``, due in order.
@@ -99,6 +102,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         self.number = number
         self.authentication = authentication
         self.now = now
+        lineRecorder = policy.recorder as? JSONLinesProviderRecorder
         createdAt = now
         lastCompletedAt = now
         nextTimeoutCheck = now + 1
@@ -421,7 +425,12 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         pendingAccepted += 1
         if policy.recorder != nil {
             if batchStartedAt == nil { batchStartedAt = now }
-            batch.append(AcceptedRequest(request: request, apnsID: id, connection: number))
+            if lineRecorder != nil {
+                AcceptedRequest.writeJSON(request, apnsID: id, into: &lines)
+                lines.writeInteger(UInt8(0x0A))
+            } else {
+                batch.append(AcceptedRequest(request: request, apnsID: id, connection: number))
+            }
         }
         submit(.success(apnsID: id, apnsUniqueID: unique), on: stream)
     }
@@ -480,6 +489,13 @@ package final class ProviderConnection: HTTP2SessionDelegate {
 
     private func flushRecords() {
         batchStartedAt = nil
+        if let lineRecorder {
+            guard !lines.isEmpty else { return }
+            lineRecorder.write(lines: lines)
+            lines.clear()
+            if lines.capacity > 1 << 20 { lines = ByteWriter() }
+            return
+        }
         guard !batch.isEmpty else { return }
         policy.recorder?.record(batch)
         batch.removeAll(keepingCapacity: true)

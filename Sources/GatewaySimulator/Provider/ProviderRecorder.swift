@@ -25,47 +25,83 @@ public struct AcceptedRequest: Sendable, Hashable {
     /// "collapseId":null,"apnsId":"<uuid>","payload":"<text>"}`. Headers the request did not
     /// carry are null (APNs then applies its defaults: priority 10, its storage policy).
     public func appendJSON(to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: #"{"token":""#.utf8)
-        request.deviceToken.withUnsafeBytes { token in
-            let start = bytes.count
-            bytes.append(contentsOf: repeatElement(0, count: 2 * token.count))
-            bytes.withUnsafeMutableBytes { raw in
-                _ = DeviceToken.writeHex(token, into: UnsafeMutableRawBufferPointer(rebasing: raw[start...]))
+        var writer = ByteWriter()
+        Self.writeJSON(request, apnsID: apnsID, into: &writer)
+        writer.withUnsafeReadableBytes { bytes.append(contentsOf: $0) }
+    }
+
+    /// Writes the record of `request` answered with `apnsID` (``appendJSON(to:)``'s line, no
+    /// newline) into `writer`, straight from the request: the simulator's JSON Lines recording
+    /// does this for each request it accepts, without making an ``AcceptedRequest`` of it.
+    static func writeJSON(_ request: ProviderRequest, apnsID: APNsID, into writer: inout ByteWriter) {
+        var topic = request.topic ?? ""
+        var collapseID = request.collapseID ?? ""
+        var pushType = request.pushType?.rawValue ?? ""
+        topic.withUTF8 { topicBytes in
+            collapseID.withUTF8 { collapseBytes in
+                pushType.withUTF8 { pushTypeBytes in
+                    request.deviceToken.withUnsafeBytes { token in
+                        request.payload.bytes.withUnsafeBytes { payload in
+                            // The literals and four nulls take 113 bytes; 160 leaves room.
+                            let bound =
+                                160 + 2 * token.count + APNsID.textCount + 2 * JSONCursor.decimalBound
+                                + JSONCursor.stringBound(topicBytes.count)
+                                + JSONCursor.stringBound(collapseBytes.count)
+                                + JSONCursor.stringBound(pushTypeBytes.count)
+                                + JSONCursor.stringBound(payload.count)
+                            writer.writeWithUnsafeMutableBytes(upTo: bound) { room in
+                                var cursor = JSONCursor(room.baseAddress!)
+                                cursor.write(#"{"token":""#)
+                                cursor.fill(2 * token.count) { _ = DeviceToken.writeHex(token, into: $0) }
+                                cursor.write(#"","topic":"#)
+                                if request.topic == nil {
+                                    cursor.write("null")
+                                } else {
+                                    cursor.writeEscaped(UnsafeRawBufferPointer(topicBytes))
+                                }
+                                cursor.write(#","pushType":"#)
+                                if request.pushType == nil {
+                                    cursor.write("null")
+                                } else {
+                                    cursor.writeEscaped(UnsafeRawBufferPointer(pushTypeBytes))
+                                }
+                                cursor.write(#","priority":"#)
+                                if let priority = request.priority {
+                                    cursor.writeDecimal(UInt64(priority.rawValue))
+                                } else {
+                                    cursor.write("null")
+                                }
+                                cursor.write(#","expiration":"#)
+                                if let expiration = request.expiration {
+                                    cursor.writeDecimal(UInt64(expiration.rawValue))
+                                } else {
+                                    cursor.write("null")
+                                }
+                                cursor.write(#","collapseId":"#)
+                                if request.collapseID == nil {
+                                    cursor.write("null")
+                                } else {
+                                    cursor.writeEscaped(UnsafeRawBufferPointer(collapseBytes))
+                                }
+                                cursor.write(#","apnsId":""#)
+                                cursor.fill(APNsID.textCount) { apnsID.write(into: $0) }
+                                cursor.write(#"","payload":"#)
+                                cursor.writeString(payload)
+                                cursor.write(byte: UInt8(ascii: "}"))
+                                return cursor.written
+                            }
+                        }
+                    }
+                }
             }
         }
-        bytes.append(contentsOf: #"","topic":"#.utf8)
-        appendOptionalString(request.topic, to: &bytes)
-        bytes.append(contentsOf: #","pushType":"#.utf8)
-        appendOptionalString(request.pushType?.rawValue, to: &bytes)
-        bytes.append(contentsOf: #","priority":"#.utf8)
-        appendOptionalNumber(request.priority.map { UInt64($0.rawValue) }, to: &bytes)
-        bytes.append(contentsOf: #","expiration":"#.utf8)
-        appendOptionalNumber(request.expiration.map { UInt64($0.rawValue) }, to: &bytes)
-        bytes.append(contentsOf: #","collapseId":"#.utf8)
-        appendOptionalString(request.collapseID, to: &bytes)
-        bytes.append(contentsOf: #","apnsId":""#.utf8)
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: APNsID.textCount))
-        bytes.withUnsafeMutableBytes { raw in
-            apnsID.write(into: UnsafeMutableRawBufferPointer(rebasing: raw[start...]))
-        }
-        bytes.append(contentsOf: #"","payload":"#.utf8)
-        appendJSONString(request.payload.bytes, to: &bytes)
-        bytes.append(UInt8(ascii: "}"))
-    }
-
-    private func appendOptionalString(_ text: String?, to bytes: inout [UInt8]) {
-        if let text { appendJSONString(text, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
-    }
-
-    private func appendOptionalNumber(_ value: UInt64?, to bytes: inout [UInt8]) {
-        if let value { appendDecimal(value, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
     }
 }
 
 /// Where ``ProviderSimulator`` records accepted requests. It calls ``record(_:)`` with a batch
 /// (a connection's accepted requests of up to ``ProviderSimulator/Configuration/recordingInterval``,
-/// in order), never per request, and from the connection threads.
+/// in order), never per request, and from the connection threads. (``JSONLinesProviderRecorder``
+/// is handed the batch's lines instead, which the connection writes as it accepts each request.)
 public protocol ProviderRecorder: Sendable {
     /// Records accepted requests of one connection, in the order they were accepted.
     func record(_ requests: [AcceptedRequest])
@@ -100,7 +136,7 @@ public final class MemoryProviderRecorder: ProviderRecorder {
 /// one write per batch, so the file is current within the recording interval. No fsync.
 public final class JSONLinesProviderRecorder: ProviderRecorder {
     private let descriptor: Int32
-    private let buffer = Mutex<[UInt8]>([])
+    private let buffer = Mutex<ByteWriter>(ByteWriter())
 
     /// Records to `descriptor`, which stays owned by the caller (it is not closed).
     public init(fileDescriptor descriptor: Int32) {
@@ -109,17 +145,26 @@ public final class JSONLinesProviderRecorder: ProviderRecorder {
 
     /// Writes the batch as JSON lines.
     public func record(_ requests: [AcceptedRequest]) {
-        buffer.withLock { bytes in
-            bytes.removeAll(keepingCapacity: true)
-            bytes.reserveCapacity(requests.count * 320)
+        buffer.withLock { writer in
+            writer.clear()
             for request in requests {
-                request.appendJSON(to: &bytes)
-                bytes.append(0x0A)
+                AcceptedRequest.writeJSON(request.request, apnsID: request.apnsID, into: &writer)
+                writer.writeInteger(UInt8(0x0A))
             }
-            // Written under the lock, so the lines of different connections never interleave.
-            FileDescriptor.writeAll(bytes, to: descriptor)
-            if bytes.capacity > 1 << 20 { bytes = [] }
+            writeOut(writer)
+            if writer.capacity > 1 << 20 { writer = ByteWriter() }
         }
+    }
+
+    /// Writes lines already made (the simulator's connections make them as they accept, with
+    /// ``AcceptedRequest/writeJSON(_:apnsID:into:)``), in one write.
+    func write(lines: ByteWriter) {
+        buffer.withLock { _ in writeOut(lines) }
+    }
+
+    /// Under the lock, so the lines of different connections never interleave.
+    private func writeOut(_ lines: ByteWriter) {
+        _ = lines.withUnsafeReadableBytes { FileDescriptor.writeAll($0, to: descriptor) }
     }
 
     /// Nothing is buffered between batches.

@@ -36,4 +36,50 @@ import Testing
             #expect(read == (value < 0x80 ? [UInt8(value)] : Array("\u{FFFD}".utf8)), "\(value)")
         }
     }
+
+    /// The pointer writer the recorder uses: the same text as `appendJSONString` for every byte
+    /// alone and for mixed runs, and never more than its bound (the worst cases: all control
+    /// characters, all invalid bytes).
+    @Test func theCursorWritesTheSameWithinItsBound() {
+        func viaCursor(_ raw: [UInt8]) -> [UInt8] {
+            let bound = JSONCursor.stringBound(raw.count)
+            var room = [UInt8](repeating: 0xEE, count: bound + 8)
+            let written = room.withUnsafeMutableBytes { out in
+                var cursor = JSONCursor(out.baseAddress!)
+                raw.withUnsafeBytes { cursor.writeString($0) }
+                return cursor.written
+            }
+            #expect(written <= bound, "\(raw.prefix(8)) wrote \(written) of \(bound)")
+            #expect(room[bound...].allSatisfy { $0 == 0xEE })
+            return Array(room[0..<written])
+        }
+        func viaArray(_ raw: [UInt8]) -> [UInt8] {
+            var bytes: [UInt8] = []
+            appendJSONString(raw, to: &bytes)
+            return bytes
+        }
+        var samples: [[UInt8]] = (0...255).map { [UInt8($0)] }
+        samples.append(Array(0...0x1F))
+        samples.append([UInt8](repeating: 0xFF, count: 100))
+        samples.append(Array(#"{"aps":{"alert":"a \"quoted\" été 😀"},"n":"\\"}"#.utf8))
+        samples.append([])
+        var random = SplitMix64(seed: 7)
+        for _ in 0..<200 {
+            samples.append((0..<Int(random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        }
+        for sample in samples { #expect(viaCursor(sample) == viaArray(sample), "\(sample)") }
+        #expect(JSONCursor.stringBound(32) == 6 * 32 + 2)
+    }
+
+    @Test func theCursorWritesDecimalsAsSwiftPrintsThem() {
+        for value: UInt64 in [0, 7, 9, 10, 99, 100, 4_294_967_295, 9_999_999_999, .max] {
+            var room = [UInt8](repeating: 0, count: JSONCursor.decimalBound)
+            let written = room.withUnsafeMutableBytes { out in
+                var cursor = JSONCursor(out.baseAddress!)
+                cursor.writeDecimal(value)
+                return cursor.written
+            }
+            #expect(String(decoding: room[0..<written], as: UTF8.self) == String(value))
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import APNsCore
 import APNsCredentials
 import APNsRuntime
+import Foundation
 import GatewaySimulator
 import TestSupport
 import Testing
@@ -237,6 +238,50 @@ import Testing
         #expect(
             String(decoding: second, as: UTF8.self).contains(
                 #""pushType":null,"priority":null,"expiration":null,"collapseId":null"#))
+    }
+
+    /// `--record`'s connections write each line as they accept (no `AcceptedRequest` made): the
+    /// file holds exactly the lines `appendJSON` makes of what a memory recorder kept, for
+    /// requests with every optional field absent or present, escapes, non-ASCII text and a
+    /// payload at the size limit that is mostly quotes.
+    @Test func theJSONLinesRecorderWritesWhatAppendJSONMakes() throws {
+        var requests: [ProviderRequest] = []
+        var full = ProviderPair.request(1, payload: Array(#"{"aps":{"alert":"h\u00e9\"llo \\ \n"}}"#.utf8))
+        full.priority = .conservePower
+        full.expiration = Expiration(rawValue: 4_294_967_295)
+        full.collapseID = #"group "1" \ été"#
+        requests.append(full)
+        var plain = ProviderPair.request(2)
+        plain.pushType = nil
+        requests.append(plain)
+        let quotes = String(repeating: #"\""#, count: 2000)
+        requests.append(ProviderPair.request(3, payload: Array(#"{"aps":{},"q":"\#(quotes)"}"#.utf8)))
+        requests.append(ProviderPair.request(4, payload: Array(#"{"aps":{"alert":"😀 ü"}}"#.utf8)))
+
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("record.jsonl")
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let lines = try ProviderPair(
+            authentication: Self.universal, lineRecorder: JSONLinesProviderRecorder(fileDescriptor: descriptor))
+        let memory = try ProviderPair(authentication: Self.universal)
+        for request in requests {
+            #expect(try lines.send(request)?.status == 200)
+            #expect(try memory.send(request)?.status == 200)
+        }
+        var expected: [UInt8] = []
+        for accepted in memory.recorder.accepted {
+            accepted.appendJSON(to: &expected)
+            expected.append(0x0A)
+        }
+        #expect(memory.recorder.count == requests.count)
+        #expect(lines.recorder.count == 0)
+        let written = try #require(scratch.read("record.jsonl"))
+        #expect(written == expected)
+        #expect(
+            String(decoding: written, as: UTF8.self).contains(
+                #""expiration":4294967295,"collapseId":"group \"1\" \\ été""#))
     }
 
     @Test func theStatisticsCountPerReasonAndSayItInTheSummary() throws {

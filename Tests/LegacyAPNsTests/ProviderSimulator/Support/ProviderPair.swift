@@ -35,13 +35,14 @@ final class ProviderPair {
         authentication: ProviderConnection.Authentication = .token,
         environment: ProviderSimulator.Environment = .development, faults: ProviderFaults = ProviderFaults(),
         teamTopics: [String: [String]] = [:], maximumConcurrentStreams: UInt32 = 1000,
-        limits: ProviderSimulator.Limits = .init(), authKeys: [ProviderSimulator.AuthKey] = ProviderPair.authKeys
+        limits: ProviderSimulator.Limits = .init(), authKeys: [ProviderSimulator.AuthKey] = ProviderPair.authKeys,
+        lineRecorder: JSONLinesProviderRecorder? = nil
     ) throws {
         let events = self.events
         policy = ProviderPolicy(
             environment: environment, authKeys: authKeys, teamTopics: teamTopics,
             maximumConcurrentStreams: maximumConcurrentStreams, faults: faults, limits: limits,
-            clock: .manual(clock), recorder: recorder, recordingInterval: .zero,
+            clock: .manual(clock), recorder: lineRecorder ?? recorder, recordingInterval: .zero,
             events: { event in events.update { $0.append(event) } })
         connection = try ProviderConnection(policy: policy, number: 1, authentication: authentication, now: now)
         client = try HTTP2Session(role: .client, delegate: clientEvents)
