@@ -50,6 +50,10 @@ static inline int COpenSSL_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int versi
     return (int)SSL_CTX_set_max_proto_version(ctx, version);
 }
 
+static inline int COpenSSL_SSL_set_max_proto_version(SSL *ssl, int version) {
+    return (int)SSL_set_max_proto_version(ssl, version);
+}
+
 static inline long COpenSSL_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_mode(ctx, mode);
 }

@@ -86,7 +86,16 @@ package final class TLSSession: Transport {
         guard SSL_set1_host(ssl, endpoint.host) == 1 else {
             throw LegacyAPNsError(.tlsConfiguration, "cannot verify host name '\(endpoint.host)'")
         }
-        if let ticket { _ = SSL_set_session(ssl, ticket.pointer) }
+        if let ticket {
+            _ = SSL_set_session(ssl, ticket.pointer)
+            // A TLS 1.2 session resumes only as TLS 1.2 (the server chose it, in a handshake that
+            // verified both sides). Offering TLS 1.3 as well would make the hello carry a key
+            // share, generated for every reconnect and never used. Should the server not resume,
+            // the new handshake is TLS 1.2, which the configuration allows.
+            if SSL_SESSION_get_protocol_version(ticket.pointer) == TLS1_2_VERSION {
+                _ = COpenSSL_SSL_set_max_proto_version(ssl, TLS1_2_VERSION)
+            }
+        }
         try session.handshake(deadline: deadline, step: SSL_connect, isClient: true)
         return session
     }
