@@ -76,24 +76,19 @@ public struct APNsID: Hashable, Sendable, RawRepresentable, CustomStringConverti
     /// Writes the lowercase text form into the first 36 bytes of `output`.
     public func write(into output: UnsafeMutableRawBufferPointer) {
         precondition(output.count >= Self.textCount, "an apns-id needs \(Self.textCount) bytes")
-        let digits: StaticString = "0123456789abcdef"
-        digits.withUTF8Buffer { table in
-            // Two 64-bit halves, last digit first: cheaper than shifting 128 bits.
-            var halves = (UInt64(truncatingIfNeeded: rawValue), UInt64(truncatingIfNeeded: rawValue >> 64))
-            var index = Self.textCount - 1
-            for digit in 0..<32 {
-                if index == 8 || index == 13 || index == 18 || index == 23 {
-                    output[index] = UInt8(ascii: "-")
-                    index -= 1
+        let out = output.baseAddress!
+        HexPairs.table.withUTF8Buffer { table in
+            let pairs = UnsafeRawPointer(table.baseAddress!)
+            withUnsafeBytes(of: rawValue.bigEndian) { bytes in
+                var at = 0
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        out.storeBytes(of: UInt8(ascii: "-"), toByteOffset: at, as: UInt8.self)
+                        at += 1
+                    }
+                    HexPairs.write(bytes[index], to: out + at, pairs: pairs)
+                    at += 2
                 }
-                if digit < 16 {
-                    output[index] = table[Int(halves.0 & 0xF)]
-                    halves.0 >>= 4
-                } else {
-                    output[index] = table[Int(halves.1 & 0xF)]
-                    halves.1 >>= 4
-                }
-                index -= 1
             }
         }
     }

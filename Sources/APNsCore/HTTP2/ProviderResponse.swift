@@ -105,11 +105,27 @@ public struct ProviderResponse: Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// Whether `bytes` are `text` (a header name or value): for 4 to 16 bytes, two overlapping
+    /// word compares instead of a loop.
     static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
-        guard bytes.count == text.utf8CodeUnitCount else { return false }
+        let count = text.utf8CodeUnitCount
+        guard bytes.count == count else { return false }
         return text.withUTF8Buffer { expected in
-            for index in 0..<expected.count where bytes[index] != expected[index] { return false }
-            return true
+            guard let given = bytes.baseAddress, let wanted = expected.baseAddress else { return true }
+            let want = UnsafeRawPointer(wanted)
+            switch count {
+            case 8...16:
+                return given.loadUnaligned(as: UInt64.self) == want.loadUnaligned(as: UInt64.self)
+                    && given.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+                        == want.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            case 4...7:
+                return given.loadUnaligned(as: UInt32.self) == want.loadUnaligned(as: UInt32.self)
+                    && given.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+                        == want.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            default:
+                for index in 0..<count where bytes[index] != expected[index] { return false }
+                return true
+            }
         }
     }
 

@@ -272,15 +272,12 @@ public struct DeviceToken: Hashable, Sendable {
     /// returns how many bytes it wrote.
     @inlinable
     public static func writeHex(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Int {
-        let digits: StaticString = "0123456789abcdef"
-        return digits.withUTF8Buffer { table in
-            var index = 0
-            for byte in bytes {
-                output[index] = table[Int(byte >> 4)]
-                output[index + 1] = table[Int(byte & 0x0F)]
-                index += 2
-            }
-            return index
+        precondition(output.count >= 2 * bytes.count, "hex needs two bytes per byte")
+        guard let out = output.baseAddress else { return 0 }
+        return HexPairs.table.withUTF8Buffer { table in
+            let pairs = UnsafeRawPointer(table.baseAddress!)
+            for (index, byte) in bytes.enumerated() { HexPairs.write(byte, to: out + 2 * index, pairs: pairs) }
+            return 2 * bytes.count
         }
     }
 }

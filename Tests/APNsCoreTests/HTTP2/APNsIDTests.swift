@@ -80,4 +80,38 @@ import Testing
         #expect(String(decoding: bytes[0..<36], as: UTF8.self) == "00000000-0000-0000-0000-000000abcdef")
         #expect(bytes[36...].allSatisfy { $0 == 0 })
     }
+
+    /// The text (written two digits at a time from a table) against the 128-bit value printed in
+    /// base 16 and cut 8-4-4-4-12.
+    @Test func theTextIsTheValueInHexCutEightFourFourFourTwelve() {
+        var generator = SplitMix64(seed: 12)
+        for round in 0..<500 {
+            let value =
+                round < 3 ? [UInt128(0), 1, .max][round] : UInt128(generator.next()) << 64 | UInt128(generator.next())
+            let hex = String(value, radix: 16)
+            let digits = Array(String(repeating: "0", count: 32 - hex.count) + hex)
+            let expected = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
+            #expect(APNsID(rawValue: value).description == expected)
+        }
+    }
+
+    /// A device token's hex the same way, for every byte value (in tokens of at most the longest
+    /// size), and nothing written past it.
+    @Test func tokenHexIsEveryByteInTwoLowercaseDigits() throws {
+        let bytes = (0...255).map { UInt8($0) }
+        for start in stride(from: 0, to: 256, by: DeviceToken.maximumByteCount) {
+            let slice = Array(bytes[start..<min(256, start + DeviceToken.maximumByteCount)])
+            let token = try DeviceToken(bytes: slice)
+            #expect(token.hexString == slice.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined())
+        }
+        var room = [UInt8](repeating: 0xEE, count: 14)
+        let written = bytes.withUnsafeBytes { source in
+            room.withUnsafeMutableBytes {
+                DeviceToken.writeHex(UnsafeRawBufferPointer(rebasing: source[250...]), into: $0)
+            }
+        }
+        #expect(written == 12)
+        #expect(String(decoding: room[0..<12], as: UTF8.self) == "fafbfcfdfeff")
+        #expect(room[12...] == [0xEE, 0xEE])
+    }
 }

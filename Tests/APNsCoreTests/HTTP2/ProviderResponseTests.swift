@@ -1,5 +1,6 @@
-import APNsCore
 import Testing
+
+@testable import APNsCore
 
 @Suite struct ProviderResponseTests {
     static func decode(_ text: String) -> Result<ProviderResponse.Body, LegacyAPNsError> {
@@ -125,5 +126,27 @@ import Testing
             response == ProviderResponse(status: 410, reason: .unregistered, timestamp: 7, apnsID: APNsID(rawValue: 10))
         )
         #expect(response.retryAdvice == .discardDeviceToken)
+    }
+
+    /// The header-name compare (word loads for 4 to 16 bytes): equal only to the same bytes, at
+    /// every length the headers use and around the word sizes, with any one byte changed or the
+    /// length one off.
+    @Test func headerNamesCompareByteForByte() {
+        let names: [StaticString] = [
+            "", "a", ":st", "POST", ":path", "apns-id", ":method", "apns-ids", ":authority", "apns-priority",
+            "authorization", "apns-push-type", "apns-expiration", "apns-collapse-id", "apns-collapse-idx",
+            "a-header-name-longer-than-sixteen",
+        ]
+        for name in names {
+            let bytes = name.withUTF8Buffer { Array($0) }
+            #expect(bytes.withUnsafeBytes { ProviderResponse.equals($0, name) }, "\(name)")
+            for index in bytes.indices {
+                var changed = bytes
+                changed[index] ^= 0x01
+                #expect(!changed.withUnsafeBytes { ProviderResponse.equals($0, name) }, "\(name) at \(index)")
+            }
+            #expect(!(bytes + [0x61]).withUnsafeBytes { ProviderResponse.equals($0, name) })
+            if !bytes.isEmpty { #expect(!bytes.dropLast().withUnsafeBytes { ProviderResponse.equals($0, name) }) }
+        }
     }
 }
