@@ -22,25 +22,22 @@ package func appendDecimal(_ value: UInt64, to bytes: inout [UInt8], negative: B
 /// Appends `text` as a JSON string literal (see the `[UInt8]` variant).
 package func appendJSONString(_ text: String, to bytes: inout [UInt8]) {
     var text = text
-    text.withUTF8 { utf8 in appendEscaped(UnsafeRawBufferPointer(utf8), to: &bytes) }
+    text.withUTF8 { appendJSONString(UnsafeRawBufferPointer($0), to: &bytes) }
 }
 
 /// Appends `raw` as a JSON string literal: quotes, backslashes and control characters escaped,
 /// everything else (including non-ASCII UTF-8) as is. Bytes that are not valid UTF-8 are repaired
 /// to U+FFFD so the output is always valid JSON.
 package func appendJSONString(_ raw: [UInt8], to bytes: inout [UInt8]) {
-    if raw.withUnsafeBytes({ JSONScanner.isValidUTF8($0) }) {
-        raw.withUnsafeBytes { appendEscaped($0, to: &bytes) }
-    } else {
-        appendJSONString(String(decoding: raw, as: UTF8.self), to: &bytes)
-    }
+    raw.withUnsafeBytes { appendJSONString($0, to: &bytes) }
 }
 
-/// Appends valid UTF-8 as a JSON string literal (through ``JSONCursor``, in room on the stack).
-private func appendEscaped(_ text: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
-    withUnsafeTemporaryAllocation(byteCount: JSONCursor.stringBound(text.count), alignment: 1) { room in
+/// ``JSONCursor/writeString(_:)``, appended (written in room on the stack
+/// first, or on the heap for long text).
+private func appendJSONString(_ raw: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+    withUnsafeTemporaryAllocation(byteCount: JSONCursor.stringBound(raw.count), alignment: 1) { room in
         var cursor = JSONCursor(room.baseAddress!)
-        cursor.writeEscaped(text)
+        cursor.writeString(raw)
         bytes.append(contentsOf: UnsafeRawBufferPointer(start: room.baseAddress, count: cursor.written))
     }
 }
@@ -155,12 +152,6 @@ package struct JSONCursor {
             var repaired = String(decoding: raw, as: UTF8.self)
             repaired.withUTF8 { writeEscaped(UnsafeRawBufferPointer($0)) }
         }
-    }
-
-    /// Writes `text` as a JSON string literal.
-    package mutating func writeString(_ text: String) {
-        var text = text
-        text.withUTF8 { writeEscaped(UnsafeRawBufferPointer($0)) }
     }
 }
 
