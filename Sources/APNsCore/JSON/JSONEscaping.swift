@@ -143,6 +143,18 @@ package struct JSONCursor {
         write(byte: UInt8(ascii: "\""))
     }
 
+    /// Writes `text` as a JSON string literal, or `null` when there is none.
+    package mutating func writeString(orNull text: String?) {
+        guard var text else { return write("null") }
+        text.withUTF8 { writeEscaped(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes `value` in decimal, or `null` when there is none.
+    package mutating func writeDecimal(orNull value: UInt64?) {
+        guard let value else { return write("null") }
+        writeDecimal(value)
+    }
+
     /// Writes any bytes as a JSON string literal; bytes that are not valid UTF-8 are repaired to
     /// U+FFFD so the output is always valid JSON (within ``stringBound(_:)`` of the input).
     package mutating func writeString(_ raw: UnsafeRawBufferPointer) {

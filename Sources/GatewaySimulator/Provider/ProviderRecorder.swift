@@ -34,66 +34,35 @@ public struct AcceptedRequest: Sendable, Hashable {
     /// newline) into `writer`, straight from the request: the simulator's JSON Lines recording
     /// does this for each request it accepts, without making an ``AcceptedRequest`` of it.
     static func writeJSON(_ request: ProviderRequest, apnsID: APNsID, into writer: inout ByteWriter) {
-        var topic = request.topic ?? ""
-        var collapseID = request.collapseID ?? ""
-        var pushType = request.pushType?.rawValue ?? ""
-        topic.withUTF8 { topicBytes in
-            collapseID.withUTF8 { collapseBytes in
-                pushType.withUTF8 { pushTypeBytes in
-                    request.deviceToken.withUnsafeBytes { token in
-                        request.payload.bytes.withUnsafeBytes { payload in
-                            // The literals and four nulls take 113 bytes; 160 leaves room.
-                            let bound =
-                                160 + 2 * token.count + APNsID.textCount + 2 * JSONCursor.decimalBound
-                                + JSONCursor.stringBound(topicBytes.count)
-                                + JSONCursor.stringBound(collapseBytes.count)
-                                + JSONCursor.stringBound(pushTypeBytes.count)
-                                + JSONCursor.stringBound(payload.count)
-                            writer.writeWithUnsafeMutableBytes(upTo: bound) { room in
-                                var cursor = JSONCursor(room.baseAddress!)
-                                cursor.write(#"{"token":""#)
-                                cursor.fill(2 * token.count) { _ = DeviceToken.writeHex(token, into: $0) }
-                                cursor.write(#"","topic":"#)
-                                if request.topic == nil {
-                                    cursor.write("null")
-                                } else {
-                                    cursor.writeEscaped(UnsafeRawBufferPointer(topicBytes))
-                                }
-                                cursor.write(#","pushType":"#)
-                                if request.pushType == nil {
-                                    cursor.write("null")
-                                } else {
-                                    cursor.writeEscaped(UnsafeRawBufferPointer(pushTypeBytes))
-                                }
-                                cursor.write(#","priority":"#)
-                                if let priority = request.priority {
-                                    cursor.writeDecimal(UInt64(priority.rawValue))
-                                } else {
-                                    cursor.write("null")
-                                }
-                                cursor.write(#","expiration":"#)
-                                if let expiration = request.expiration {
-                                    cursor.writeDecimal(UInt64(expiration.rawValue))
-                                } else {
-                                    cursor.write("null")
-                                }
-                                cursor.write(#","collapseId":"#)
-                                if request.collapseID == nil {
-                                    cursor.write("null")
-                                } else {
-                                    cursor.writeEscaped(UnsafeRawBufferPointer(collapseBytes))
-                                }
-                                cursor.write(#","apnsId":""#)
-                                cursor.fill(APNsID.textCount) { apnsID.write(into: $0) }
-                                cursor.write(#"","payload":"#)
-                                cursor.writeString(payload)
-                                cursor.write(byte: UInt8(ascii: "}"))
-                                return cursor.written
-                            }
-                        }
-                    }
-                }
+        // The literals and four nulls take 113 bytes; 160 leaves room.
+        let bound =
+            160 + 2 * request.deviceToken.count + APNsID.textCount + 2 * JSONCursor.decimalBound
+            + JSONCursor.stringBound(request.topic?.utf8.count ?? 0)
+            + JSONCursor.stringBound(request.pushType?.rawValue.utf8.count ?? 0)
+            + JSONCursor.stringBound(request.collapseID?.utf8.count ?? 0)
+            + JSONCursor.stringBound(request.payload.count)
+        writer.writeWithUnsafeMutableBytes(upTo: bound) { room in
+            var cursor = JSONCursor(room.baseAddress!)
+            cursor.write(#"{"token":""#)
+            request.deviceToken.withUnsafeBytes { token in
+                cursor.fill(2 * token.count) { _ = DeviceToken.writeHex(token, into: $0) }
             }
+            cursor.write(#"","topic":"#)
+            cursor.writeString(orNull: request.topic)
+            cursor.write(#","pushType":"#)
+            cursor.writeString(orNull: request.pushType?.rawValue)
+            cursor.write(#","priority":"#)
+            cursor.writeDecimal(orNull: request.priority.map { UInt64($0.rawValue) })
+            cursor.write(#","expiration":"#)
+            cursor.writeDecimal(orNull: request.expiration.map { UInt64($0.rawValue) })
+            cursor.write(#","collapseId":"#)
+            cursor.writeString(orNull: request.collapseID)
+            cursor.write(#","apnsId":""#)
+            cursor.fill(APNsID.textCount) { apnsID.write(into: $0) }
+            cursor.write(#"","payload":"#)
+            request.payload.bytes.withUnsafeBytes { cursor.writeString($0) }
+            cursor.write(byte: UInt8(ascii: "}"))
+            return cursor.written
         }
     }
 }
