@@ -59,8 +59,21 @@ public final class Bridge: Sendable {
         public var feedbackPort: UInt16? = 0
         /// The newest TLS version offered to senders (TLS 1.2, as Apple's gateway; at least 1.2).
         public var maximumTLSVersion = TLSConfiguration.Version.tls12
-        /// Notifications of one sender connection in flight upstream at most.
-        public var window = 1000
+        /// Notifications of one sender connection in flight upstream (sent or queued, without a
+        /// verdict) at most. By default ``streamsPerUpstreamConnection`` for each upstream
+        /// connection: one sender can keep every upstream stream busy, and no more.
+        ///
+        /// A sender holds at most this many payloads in the bridge, and at most
+        /// ``BridgeSenderMachine/Configuration/backlogFactor`` times as many small records (token
+        /// and resend key) of notifications with a verdict waiting for an earlier one's.
+        public var window: Int {
+            get { chosenWindow ?? Self.streamsPerUpstreamConnection * Swift.max(1, upstream.connections) }
+            set { chosenWindow = newValue }
+        }
+        private var chosenWindow: Int?
+        /// The default window's share per upstream connection: the concurrent streams Apple's
+        /// servers have allowed one connection (SETTINGS_MAX_CONCURRENT_STREAMS 1,000).
+        public static let streamsPerUpstreamConnection = 1000
         /// One notification in flight per sender connection (`--strict-order`), for senders that
         /// need their notifications delivered in order.
         public var strictOrder = false

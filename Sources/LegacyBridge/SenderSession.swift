@@ -108,8 +108,7 @@ final class SenderSession: @unchecked Sendable {
     private var worthWaking: Bool {
         if machine.hasActionDue { return true }
         guard machine.isAdmitting else { return false }
-        let window = machine.configuration.window
-        return machine.outstanding == 0 || window - machine.outstanding >= Swift.max(1, window / 8)
+        return machine.outstanding == 0 || machine.room >= Swift.max(1, machine.configuration.window / 8)
     }
 
     /// A resend held for its earlier copy goes upstream itself (that copy got no verdict).
@@ -218,7 +217,7 @@ final class SenderSession: @unchecked Sendable {
                         for item in answer.pendingAfter { memory.rememberPending(item.key) }
                     }
                 }
-                let room = machine.canAdmit ? machine.configuration.window - machine.outstanding : 0
+                let room = machine.room
                 return (action, room, machine.isAdmitting)
             }
             switch action {

@@ -29,8 +29,16 @@
 public struct BridgeSenderMachine: Sendable {
     /// Limits.
     public struct Configuration: Hashable, Sendable {
-        /// Notifications admitted and not yet let go (`--strict-order`: 1, one in flight).
+        /// Notifications admitted without a verdict yet (in flight upstream, or queued for it) at
+        /// most (`--strict-order`: 1, one in flight). Those with a verdict wait, in sender order,
+        /// for the earlier ones still without one, up to ``backlogFactor`` windows in all:
+        /// verdicts come back out of order across upstream connections, and only the front is let
+        /// go.
         public var window = 1000
+
+        /// How many windows of admitted notifications, with and without verdicts, may be held at
+        /// once. A notification with its verdict holds no payload, only its token and resend key.
+        public static let backlogFactor = 8
 
         /// The default above.
         public init() {}
@@ -130,10 +138,18 @@ public struct BridgeSenderMachine: Sendable {
 
     /// True while frames are admitted and the window has room. When false the shell stops
     /// reading the sender (when failing: reads and drops, as the sender's frames no longer count).
-    public var canAdmit: Bool {
-        guard case .open = state else { return false }
-        return items.count < Swift.max(1, configuration.window)
+    public var canAdmit: Bool { room > 0 }
+
+    /// How many more frames may be admitted now: the window's room for notifications without a
+    /// verdict, within the backlog's; 0 unless open.
+    public var room: Int {
+        guard case .open = state else { return 0 }
+        let window = Swift.max(1, configuration.window)
+        return Swift.max(0, Swift.min(window - unsettled, window * Configuration.backlogFactor - items.count))
     }
+
+    /// Admitted notifications without a verdict.
+    public var inFlight: Int { unsettled }
 
     /// True while frames are still taken at all (open, even with a full window).
     public var isAdmitting: Bool {

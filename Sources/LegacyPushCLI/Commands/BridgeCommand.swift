@@ -53,8 +53,9 @@ enum BridgeCommand {
                 + "them (created mode 0600; survives restarts)."
         ).defaulting("legacy-push-bridge.sqlite")
         static let window = Option<Int>.integer(
-            "window", help: "Notifications of one sender connection in flight upstream at most.", range: 1...100_000,
-            default: 1000)
+            "window",
+            help: "Notifications of one sender connection in flight upstream at most (default: 1000 per upstream "
+                + "connection).", range: 1...100_000)
         static let strictOrder = Flag(
             "strict-order", help: "One notification in flight per sender connection (delivered in the order sent).")
         static let upstreamConnections = Option<Int>.integer(
@@ -142,7 +143,7 @@ enum BridgeCommand {
         let host = try arguments.required(Options.host)
         let port = try arguments.required(Options.port)
         let feedbackPort = arguments.isSet(Options.noFeedback) ? nil : try arguments.required(Options.feedbackPort)
-        let window = try arguments.required(Options.window)
+        let window = try arguments.value(Options.window)
         let storePath = try arguments.required(Options.store)
         let upstreamEndpoint: Endpoint
         if let given = try arguments.value(Options.upstream) {
@@ -178,7 +179,7 @@ enum BridgeCommand {
         configuration.host = host
         configuration.port = port
         configuration.feedbackPort = feedbackPort
-        configuration.window = window
+        if let window { configuration.window = window }
         configuration.strictOrder = arguments.isSet(Options.strictOrder)
         configuration.maximumConnections = try arguments.required(Options.maximumConnections)
         configuration.idleTimeout = try arguments.required(Options.idleTimeout)

@@ -27,17 +27,51 @@ import Testing
         var machine = BridgeSenderMachine(configuration: configuration)
         let sequences = Self.admit(&machine, 1...3)
         #expect(!machine.canAdmit)
-        // Out of order: the last first; the window only moves when the front is delivered.
+        #expect(machine.room == 0)
+        // Out of order: the last first. It has its verdict, so the window has room for one more,
+        // but only the front is let go.
         _ = machine.settle(sequence: sequences[2], verdict: .accepted)
-        #expect(!machine.canAdmit)
+        #expect(machine.room == 1)
+        #expect(machine.inFlight == 2)
+        #expect(machine.outstanding == 3)
+        #expect(machine.delivered == 0)
         _ = machine.settle(sequence: sequences[0], verdict: .unregistered(seconds: 5))
-        #expect(machine.canAdmit)
+        #expect(machine.room == 2)
         #expect(machine.outstanding == 2)
+        #expect(machine.delivered == 1)
         _ = machine.settle(sequence: sequences[1], verdict: .accepted)
         #expect(machine.outstanding == 0)
         #expect(machine.delivered == 3)
         #expect(machine.lastDeliveredIdentifier == 3)
         #expect(machine.nextAction() == .none)
+    }
+
+    @Test func notificationsWithAVerdictWaitBehindTheFrontUpToTheBacklog() {
+        var configuration = BridgeSenderMachine.Configuration()
+        configuration.window = 2
+        var machine = BridgeSenderMachine(configuration: configuration)
+        let backlog = 2 * BridgeSenderMachine.Configuration.backlogFactor
+        let first = Self.admit(&machine, 1...2)
+        #expect(machine.room == 0)
+        // The first stays upstream; every later one gets its verdict at once and waits behind it.
+        _ = machine.settle(sequence: first[1], verdict: .accepted)
+        var next: UInt32 = 3
+        while machine.canAdmit {
+            #expect(machine.room == 1)
+            let sequence = machine.admit(
+                identifier: next, command: .enhanced, token: Self.token(Int(next)), key: Self.key(next))!
+            _ = machine.settle(sequence: sequence, verdict: .accepted)
+            next += 1
+        }
+        #expect(machine.outstanding == backlog)
+        #expect(machine.inFlight == 1)
+        #expect(machine.delivered == 0)
+        #expect(machine.room == 0)
+        _ = machine.settle(sequence: first[0], verdict: .accepted)
+        #expect(machine.outstanding == 0)
+        #expect(machine.delivered == backlog)
+        #expect(machine.lastDeliveredIdentifier == UInt32(backlog))
+        #expect(machine.room == 2)
     }
 
     @Test func theFirstFailureIsAnsweredOnlyOnceEverythingBeforeItIsDelivered() throws {

@@ -17,6 +17,18 @@ import Testing
         range.map { TestGateway.notification($0) }
     }
 
+    @Test func theDefaultWindowKeepsEveryUpstreamConnectionsStreamsBusy() {
+        var configuration = BridgeFixture.configuration(upstream: Endpoint(host: "127.0.0.1", port: 1), store: "x")
+        #expect(
+            configuration.window == configuration.upstream.connections
+                * Bridge.Configuration.streamsPerUpstreamConnection)
+        configuration.upstream.connections = 3
+        #expect(configuration.window == 3 * Bridge.Configuration.streamsPerUpstreamConnection)
+        configuration.window = 7
+        configuration.upstream.connections = 1
+        #expect(configuration.window == 7)
+    }
+
     @Test func everyNotificationIsDeliveredUpstreamExactlyOnce() async throws {
         try await withBridge { fixture in
             let report = try await fixture.client().send(Self.notifications(1...2000))
