@@ -10,9 +10,11 @@ public struct ProviderEntry: Hashable, Sendable {
     public let position: UInt64
     /// The request (its `apns-id` is set before the first attempt and kept for every retry).
     public var request: ProviderRequest {
-        // Read in place (a getter would hand out a copy, retaining every field).
-        _read { yield storage.request }
-        set { storage = Storage(newValue) }
+        // Read in place (a getter would hand out a copy, retaining every field), and inlined: a
+        // read coroutine called across modules allocates its frame, several times per request
+        // in the HTTP/2 client's submit path.
+        @inlinable _read { yield storage.request }
+        @inlinable set { storage = Storage(newValue) }
     }
     /// The caller's tag for the notification (``ProviderAcceptance/tag``,
     /// ``ProviderRejection/tag``, ``ProviderUnconfirmed/tag``): how a long-running producer
@@ -32,13 +34,13 @@ public struct ProviderEntry: Hashable, Sendable {
     /// Not to be sent before this moment (a 429 or 5xx asked for a delay).
     public var notBefore: Duration?
 
-    private var storage: Storage
+    @usableFromInline var storage: Storage
 
     /// The boxed request, never changed (a new request is a new box).
-    private final class Storage: Sendable {
-        let request: ProviderRequest
+    @usableFromInline final class Storage: Sendable {
+        @usableFromInline let request: ProviderRequest
 
-        init(_ request: ProviderRequest) { self.request = request }
+        @usableFromInline init(_ request: ProviderRequest) { self.request = request }
     }
 
     /// Wraps a request taken from the input at `position`.
