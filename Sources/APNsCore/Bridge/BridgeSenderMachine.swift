@@ -145,7 +145,8 @@ public struct BridgeSenderMachine: Sendable {
     public var room: Int {
         guard case .open = state else { return 0 }
         let window = Swift.max(1, configuration.window)
-        return Swift.max(0, Swift.min(window - unsettled, window * Configuration.backlogFactor - items.count))
+        let (backlog, overflow) = window.multipliedReportingOverflow(by: Configuration.backlogFactor)
+        return Swift.max(0, Swift.min(window - unsettled, (overflow ? Int.max : backlog) - items.count))
     }
 
     /// Admitted notifications without a verdict.

@@ -74,6 +74,15 @@ import Testing
         #expect(machine.room == 2)
     }
 
+    @Test func aWindowTooLargeToMultiplyStillHasRoom() {
+        var configuration = BridgeSenderMachine.Configuration()
+        configuration.window = .max
+        var machine = BridgeSenderMachine(configuration: configuration)
+        #expect(machine.room == .max)
+        _ = Self.admit(&machine, 1...2)
+        #expect(machine.room == .max - 2)
+    }
+
     @Test func theFirstFailureIsAnsweredOnlyOnceEverythingBeforeItIsDelivered() throws {
         var machine = BridgeSenderMachine()
         let sequences = Self.admit(&machine, 1...6)
