@@ -189,6 +189,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
         transport = nil
         session = nil
         output.clear()
+        queue.departing(wake)
     }
 
     /// The connection broke: tell the machine and forget it.
@@ -197,6 +198,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
         transport = nil
         session = nil
         output.clear()
+        queue.departing(wake)
         machine.connectionLost(error, now: settings.clock.now())
     }
 
@@ -312,7 +314,9 @@ final class ProviderConnection: HTTP2SessionDelegate {
                 machine.inputMayHaveArrived(now: now)
                 return
             }
-            guard transport.wait(for: wanted, timeout: timeout, wake: wake) else { return }
+            let ready = transport.wait(for: wanted, timeout: timeout, wake: wake)
+            queue.awake(wake)
+            guard ready else { return }
             machine.inputMayHaveArrived(now: settings.clock.now())
         } else {
             guard transport.wait(for: wanted, timeout: timeout) else { return }

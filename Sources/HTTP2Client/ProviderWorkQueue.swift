@@ -33,7 +33,8 @@ final class ProviderWorkQueue: @unchecked Sendable {
     private var stopped: LegacyAPNsError?
     /// Async producers suspended while the input is full.
     private var spaceWaiters: [Handoff<Void>] = []
-    /// Connections waiting on their sockets with nothing to send: woken when work arrives.
+    /// Connections waiting on their sockets with nothing to send, in the order they went to
+    /// sleep: new work wakes the last one (see ``wakeOneSleeper()``), the end of the send all.
     private var sleepers: [WakeSignal] = []
     private var random = BufferedRandom()
     /// Set by ``abandon(_:)``; read by the connections at every wait, without the lock.
@@ -54,6 +55,18 @@ final class ProviderWorkQueue: @unchecked Sendable {
         return ProviderEntry(position: nextPosition, request: request, tag: tag)
     }
 
+    /// Wakes one connection sleeping on its socket, the one that went to sleep last (under the
+    /// lock): new input goes to one connection, which takes what its free streams allow, and
+    /// ``take(maximum:now:)`` wakes the next one only when work is left over.
+    ///
+    /// Waking every sleeper for every push made all of them race for one burst: the losers woke
+    /// for nothing, and a light load (a bridge's sender sending ~100 notifications at a time) was
+    /// spread thin over the connections, each write and read batch smaller than it had to be. The
+    /// last to sleep is the one whose state is warm, and under a light load it keeps the work.
+    private func wakeOneSleeper() {
+        sleepers.popLast()?.signal()
+    }
+
     /// Wakes the connections that sleep on their sockets (under the lock).
     private func wakeSleepers() {
         guard !sleepers.isEmpty else { return }
@@ -72,7 +85,7 @@ final class ProviderWorkQueue: @unchecked Sendable {
             let entry = entry(for: request, tag: tag)
             input.append(entry)
             lock.broadcast()
-            wakeSleepers()
+            wakeOneSleeper()
             while input.count >= capacity, stopped == nil { _ = lock.wait(timeout: 1) }
             return entry.position
         }
@@ -90,7 +103,7 @@ final class ProviderWorkQueue: @unchecked Sendable {
             for (request, tag) in requests { input.append(entry(for: request, tag: tag)) }
             guard stopped == nil else { return nil }
             lock.broadcast()
-            wakeSleepers()
+            wakeOneSleeper()
             while input.count >= capacity, stopped == nil { _ = lock.wait(timeout: 1) }
             return stopped == nil ? first : nil
         }
@@ -105,7 +118,7 @@ final class ProviderWorkQueue: @unchecked Sendable {
             let entry = entry(for: request, tag: tag)
             input.append(entry)
             lock.broadcast()
-            wakeSleepers()
+            wakeOneSleeper()
             guard input.count >= capacity else { return (entry.position, nil) }
             let waiter = Handoff<Void>()
             spaceWaiters.append(waiter)
@@ -150,12 +163,31 @@ final class ProviderWorkQueue: @unchecked Sendable {
 
     /// Registers `wake` to be signalled when work arrives (input, a retry, the end of the send or
     /// a stop), unless input is already waiting or the send was stopped: then false, and the
-    /// caller should look at the queue instead of sleeping.
+    /// caller should look at the queue instead of sleeping. A caller whose wait ends for another
+    /// reason calls ``awake(_:)``.
     func sleep(_ wake: WakeSignal) -> Bool {
         lock.withLock {
             guard input.isEmpty, stopped == nil else { return false }
             if !sleepers.contains(where: { $0 === wake }) { sleepers.append(wake) }
             return true
+        }
+    }
+
+    /// `wake`'s connection stopped sleeping (its socket had something): work that arrives now
+    /// goes to a connection still asleep, not to this busy one (which looks at the queue next
+    /// anyway).
+    func awake(_ wake: WakeSignal) {
+        lock.withLock {
+            if let index = sleepers.lastIndex(where: { $0 === wake }) { sleepers.remove(at: index) }
+        }
+    }
+
+    /// `wake`'s connection closes or broke: it takes nothing now, so input it may have been woken
+    /// for goes to another sleeper.
+    func departing(_ wake: WakeSignal) {
+        lock.withLock {
+            if let index = sleepers.lastIndex(where: { $0 === wake }) { sleepers.remove(at: index) }
+            if !input.isEmpty { wakeOneSleeper() }
         }
     }
 
@@ -180,6 +212,8 @@ final class ProviderWorkQueue: @unchecked Sendable {
                 outstanding += 1
             }
             if !entries.isEmpty {
+                // More than this connection could take: the next sleeper takes its share.
+                if !input.isEmpty { wakeOneSleeper() }
                 if input.count < capacity, !spaceWaiters.isEmpty {
                     waiters = spaceWaiters
                     spaceWaiters = []

@@ -358,35 +358,52 @@ final class SenderSession: @unchecked Sendable {
         for (index, entry) in decoded.enumerated() {
             requests.append(memoryInUse && remembered[index] ? nil : translate(entry))
         }
+        // Resends the memory answers are settled right here, under the same lock (one lock and one
+        // clock reading for the lot, not a round trip per frame: about half of a bad-token
+        // sender's frames are such resends).
+        var answered: [(sequence: UInt64, verdict: BridgeVerdict)] = []
+        var aftermaths: [BridgeSenderMachine.Aftermath] = []
+        var acknowledged = 0
         lock.withLock {
-            for (index, entry) in decoded.enumerated() {
-                let sequence = machine.admit(
-                    identifier: entry.notification.identifier ?? 0, command: entry.command,
-                    token: entry.notification.token, key: entry.key)
-                sequences.append(sequence)
-                var recall = BridgeResendMemory.Recall.unknown
-                // A frame the gateway would refuse is refused again, never looked up.
-                let refused = requests[index].map { if case .failure = $0 { true } else { false } } ?? false
-                if let sequence, memoryInUse, !refused {
-                    recall = core.memory.withLock {
-                        $0.recall(entry.key, waiter: tag(sequence), now: .seconds(Monotonic.now()))
-                    }
-                    if case .settled = recall {
-                    } else if requests[index] == nil {
-                        requests[index] = translate(entry)
-                    }
-                    if recall == .pending {
-                        // Held under this lock, which the earlier copy's resolution needs to reach
-                        // it. One that cannot be translated after all is refused below (a later
-                        // resolution for it finds it settled and is ignored).
-                        if case .success(let request)? = requests[index] {
-                            held[sequence] = request
-                        } else {
-                            recall = .unknown
+            // `lookUp` asks the memory (whose lock the caller holds) about a resend.
+            func admitAll(lookUp: (BridgeResendKey, UInt64) -> BridgeResendMemory.Recall) {
+                for (index, entry) in decoded.enumerated() {
+                    let sequence = machine.admit(
+                        identifier: entry.notification.identifier ?? 0, command: entry.command,
+                        token: entry.notification.token, key: entry.key)
+                    sequences.append(sequence)
+                    var recall = BridgeResendMemory.Recall.unknown
+                    // A frame the gateway would refuse is refused again, never looked up.
+                    let refused = requests[index].map { if case .failure = $0 { true } else { false } } ?? false
+                    if let sequence, memoryInUse, !refused {
+                        recall = lookUp(entry.key, tag(sequence))
+                        switch recall {
+                        case .settled(let verdict):
+                            answered.append((sequence, verdict))
+                        case .pending:
+                            // Held under this lock, which the earlier copy's resolution needs to
+                            // reach it. One that cannot be translated after all is refused below
+                            // (a later resolution for it finds it settled and is ignored).
+                            if requests[index] == nil { requests[index] = translate(entry) }
+                            if case .success(let request)? = requests[index] {
+                                held[sequence] = request
+                            } else {
+                                recall = .unknown
+                            }
+                        case .unknown:
+                            if requests[index] == nil { requests[index] = translate(entry) }
                         }
                     }
+                    recalls.append(recall)
                 }
-                recalls.append(recall)
+            }
+            if memoryInUse {
+                core.memory.withLock { memory in
+                    let now = Duration.seconds(Monotonic.now())
+                    admitAll { key, waiter in memory.recall(key, waiter: waiter, now: now) }
+                }
+            } else {
+                admitAll { _, _ in .unknown }
             }
             if let malformed {
                 if malformed.isConfirmationBarrier { self.barrier = malformed.identifier }
@@ -394,7 +411,16 @@ final class SenderSession: @unchecked Sendable {
                     malformed.errorResponse, command: malformed.command,
                     reason: "byte \(malformed.offset): \(malformed.reason)")
             }
+            // Settled after every frame of the read is admitted, as their verdicts from upstream
+            // would be: a resend answered with a rejection does not stop the frames after it.
+            for (sequence, verdict) in answered {
+                if verdict.isSuccess { acknowledged += 1 }
+                let aftermath = machine.settle(sequence: sequence, verdict: verdict)
+                if aftermath != .none { aftermaths.append(aftermath) }
+            }
         }
+        if acknowledged > 0 { core.count { $0.acknowledgedResends += acknowledged } }
+        for aftermath in aftermaths { core.handle(aftermath, connection: connection) }
         var dropped = 0
         forwarding.removeAll(keepingCapacity: true)
         for (index, entry) in decoded.enumerated() {
@@ -405,11 +431,9 @@ final class SenderSession: @unchecked Sendable {
             switch recalls[index] {
             case .settled(let verdict):
                 if verdict.isSuccess {
-                    core.count { $0.acknowledgedResends += 1 }
                     core.emit(
                         .acknowledgedResend(connection: connection, identifier: entry.notification.identifier ?? 0))
                 }
-                settle(tag: tag(sequence), verdict: verdict)
                 continue
             case .pending:
                 continue  // its earlier copy's verdict will settle it (or send it)

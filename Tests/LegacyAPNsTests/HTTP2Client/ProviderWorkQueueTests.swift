@@ -44,6 +44,64 @@ import Testing
         #expect(finishing.waitForStopOrEnd(timeout: 30) == .over)
     }
 
+    /// New work wakes one sleeping connection, the last to sleep, not all of them (the others
+    /// would wake for nothing); the next sleeper is woken when the first leaves work over, or
+    /// departs (closes) without taking it. A connection that woke for its socket is not counted
+    /// as asleep, and the end of the send wakes everyone.
+    @Test func newWorkWakesOneSleeperAndTheNextOnlyForWhatIsLeft() {
+        let queue = ProviderWorkQueue(capacity: 100)
+        let first = WakeSignal()
+        let second = WakeSignal()
+        #expect(queue.sleep(first))
+        #expect(queue.sleep(second))
+        #expect(queue.pushWaiting(contentsOf: (1...3).map { (Self.request($0), 0) }, evenIfStopped: false) == 1)
+        #expect(second.wait(timeout: 0))
+        #expect(!first.wait(timeout: 0))
+        guard case .entries(let taken) = queue.take(maximum: 2, now: .zero) else {
+            Issue.record("expected entries")
+            return
+        }
+        #expect(taken.map(\.position) == [1, 2])
+        #expect(first.wait(timeout: 0))  // one is left: the other sleeper is woken for it
+        guard case .entries(let rest) = queue.take(maximum: 2, now: .zero) else {
+            Issue.record("expected the last entry")
+            return
+        }
+        #expect(rest.map(\.position) == [3])
+        #expect(!first.wait(timeout: 0) && !second.wait(timeout: 0))  // nothing left: nobody else
+
+        // Woken for its socket, a connection is not asleep: work goes to one that is.
+        #expect(queue.sleep(first))
+        #expect(queue.sleep(second))
+        queue.awake(second)
+        _ = queue.pushWaiting(Self.request(4))
+        #expect(first.wait(timeout: 0))
+        #expect(!second.wait(timeout: 0))
+
+        // Woken, but closing instead of taking: the work goes on to the next sleeper.
+        #expect(!queue.sleep(second))  // input waits: no sleeping now
+        guard case .entries = queue.take(maximum: 10, now: .zero) else {
+            Issue.record("expected entry 4")
+            return
+        }
+        #expect(queue.sleep(first))
+        #expect(queue.sleep(second))
+        _ = queue.pushWaiting(Self.request(5))
+        #expect(second.wait(timeout: 0))
+        queue.departing(second)
+        #expect(first.wait(timeout: 0))
+
+        // The end of the send wakes every sleeper.
+        guard case .entries = queue.take(maximum: 10, now: .zero) else {
+            Issue.record("expected entry 5")
+            return
+        }
+        #expect(queue.sleep(first))
+        #expect(queue.sleep(second))
+        queue.finish()
+        #expect(first.wait(timeout: 0) && second.wait(timeout: 0))
+    }
+
     /// A batch is taken whole and numbered in order; once stopped, a batch is refused whole,
     /// unless its producer took it for good (then it is numbered and left for the report).
     @Test func batchesAreNumberedInOrderAndRefusedWholeOnceStopped() {
