@@ -362,6 +362,7 @@ final class SenderSession: @unchecked Sendable {
         // clock reading for the lot, not a round trip per frame: about half of a bad-token
         // sender's frames are such resends).
         var answered: [(sequence: UInt64, verdict: BridgeVerdict)] = []
+        var waiting: [(index: Int, sequence: UInt64)] = []
         var aftermaths: [BridgeSenderMachine.Aftermath] = []
         var acknowledged = 0
         lock.withLock {
@@ -378,20 +379,9 @@ final class SenderSession: @unchecked Sendable {
                     if let sequence, memoryInUse, !refused {
                         recall = lookUp(entry.key, tag(sequence))
                         switch recall {
-                        case .settled(let verdict):
-                            answered.append((sequence, verdict))
-                        case .pending:
-                            // Held under this lock, which the earlier copy's resolution needs to
-                            // reach it. One that cannot be translated after all is refused below
-                            // (a later resolution for it finds it settled and is ignored).
-                            if requests[index] == nil { requests[index] = translate(entry) }
-                            if case .success(let request)? = requests[index] {
-                                held[sequence] = request
-                            } else {
-                                recall = .unknown
-                            }
-                        case .unknown:
-                            if requests[index] == nil { requests[index] = translate(entry) }
+                        case .settled(let verdict): answered.append((sequence, verdict))
+                        case .pending: waiting.append((index, sequence))
+                        case .unknown: break  // translated when it is sent on, below
                         }
                     }
                     recalls.append(recall)
@@ -404,6 +394,18 @@ final class SenderSession: @unchecked Sendable {
                 }
             } else {
                 admitAll { _, _ in .unknown }
+            }
+            // Held under this lock (not the memory's, which the upstream threads need meanwhile),
+            // since the earlier copy's resolution needs this lock to reach them. One that cannot be
+            // translated after all is refused below (a later resolution for it finds it settled
+            // and is ignored).
+            for (index, sequence) in waiting {
+                if requests[index] == nil { requests[index] = translate(decoded[index]) }
+                if case .success(let request)? = requests[index] {
+                    held[sequence] = request
+                } else {
+                    recalls[index] = .unknown
+                }
             }
             if let malformed {
                 if malformed.isConfirmationBarrier { self.barrier = malformed.identifier }
