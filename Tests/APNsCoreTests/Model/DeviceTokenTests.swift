@@ -45,4 +45,31 @@ import Testing
         #expect(a == (try DeviceToken(bytes: [1, 2, 0])))
         #expect(Set([a, b, a]).count == 2)
     }
+
+    /// Equal tokens hash alike however they were made; a token differing in any one byte, or only
+    /// in its length, is another key (long tokens too).
+    @Test func equalTokensHashAlikeAndEveryByteCounts() throws {
+        let bytes = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37) }
+        let token = try DeviceToken(bytes: bytes)
+        let fromHex = try DeviceToken(hexString: token.hexString)
+        #expect(token.hashValue == fromHex.hashValue)
+        var seen: Set<DeviceToken> = [token]
+        for index in bytes.indices {
+            var changed = bytes
+            changed[index] ^= 0x01
+            seen.insert(try DeviceToken(bytes: changed))
+        }
+        #expect(seen.count == 33)
+        #expect(seen.contains(fromHex))
+        #expect(!seen.contains(try DeviceToken(bytes: bytes.dropLast())))
+
+        let long = (0..<100).map { UInt8($0) }
+        var longTokens: Set<DeviceToken> = [try DeviceToken(bytes: long), try DeviceToken(bytes: long)]
+        #expect(longTokens.count == 1)
+        longTokens.insert(try DeviceToken(bytes: long.dropLast()))
+        var changed = long
+        changed[99] = 0xFF
+        longTokens.insert(try DeviceToken(bytes: changed))
+        #expect(longTokens.count == 3)
+    }
 }
