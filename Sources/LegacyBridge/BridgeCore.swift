@@ -17,6 +17,8 @@ final class BridgeCore: Sendable {
     let statistics = Mutex(BridgeStatistics())
     let stopping = Atomic<Bool>(false)
     private let sessions = Mutex<[UInt32: SenderSession]>([:])
+    /// What was read from sender certificates, by SHA-256 fingerprint (see ``senderIdentity(of:fingerprint:)``).
+    private let identities = Mutex<[[UInt8]: SenderIdentity]>([:])
     private let nextSession = Atomic<UInt32>(0)
     private let nextConnection = Atomic<UInt64>(0)
     // Set once in `init` (the store's callback needs `self`); read-only afterwards.
@@ -66,6 +68,22 @@ final class BridgeCore: Sendable {
     }
 
     // MARK: - Sessions
+
+    /// The topic and subject of a sender's certificate, parsed once per certificate: a sender
+    /// meeting bad tokens reconnects after every error response with the same certificate, and
+    /// reading its names (an OpenSSL name walk, then string escaping) cost about as much as the
+    /// resumed handshake's own record work. The fingerprint names the certificate's exact bytes,
+    /// so a hit is the same certificate. Bounded: emptied when it reaches 256 certificates.
+    func senderIdentity(of certificate: Certificate?, fingerprint: [UInt8]) -> SenderIdentity {
+        guard let certificate else { return SenderIdentity(topic: nil, subject: nil) }
+        if let known = identities.withLock({ $0[fingerprint] }) { return known }
+        let identity = SenderIdentity(topic: certificate.topic, subject: certificate.subject)
+        identities.withLock { cache in
+            if cache.count >= 256 { cache.removeAll() }
+            cache[fingerprint] = identity
+        }
+        return identity
+    }
 
     /// The TLS handshake with a sender on either port: the session, or nil when the sender was
     /// refused (counted and reported).
@@ -232,4 +250,12 @@ private final class EventRouter: @unchecked Sendable {
     // @unchecked: written in BridgeCore.init before any event can fire and by `detach()` once none
     // can; only read in between.
     var core: BridgeCore?
+}
+
+/// What the bridge takes from a sender's certificate.
+struct SenderIdentity: Sendable {
+    /// The topic (bundle identifier) it is for, if it names one.
+    var topic: String?
+    /// Its subject, for the logs.
+    var subject: String?
 }

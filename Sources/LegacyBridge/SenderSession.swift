@@ -159,14 +159,15 @@ final class SenderSession: @unchecked Sendable {
             return
         }
         let certificate = session.peerCertificate
-        let senderTopic = core.translation.fixedTopic ?? certificate?.topic
-        lock.withLock { topic = senderTopic }
         let fingerprint = certificate?.sha256Fingerprint ?? []
+        let identity = core.senderIdentity(of: certificate, fingerprint: fingerprint)
+        let senderTopic = core.translation.fixedTopic ?? identity.topic
+        lock.withLock { topic = senderTopic }
         core.count { $0.senderConnections += 1 }
         core.emit(
             .senderConnected(
-                connection: connection, client: client, subject: session.peerSubject ?? "(none)", topic: senderTopic))
-        let reason = serve(session, fingerprint: fingerprint, senderTopic: certificate?.topic)
+                connection: connection, client: client, subject: identity.subject ?? "(none)", topic: senderTopic))
+        let reason = serve(session, fingerprint: fingerprint, senderTopic: identity.topic)
         end(reason: reason)
     }
 

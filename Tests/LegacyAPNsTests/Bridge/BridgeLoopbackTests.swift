@@ -347,6 +347,30 @@ import Testing
 
     /// Senders are authenticated: an untrusted certificate is refused in the handshake; an
     /// expired one is refused unless its fingerprint is pinned (old systems hold expired ones).
+    /// The bridge reads a sender certificate's names once and then knows them by fingerprint;
+    /// every connection is still known by its own certificate (two of them, alternating).
+    @Test func eachConnectionIsKnownByItsOwnCertificate() async throws {
+        let development = try ClientIdentity(
+            pem: Fixtures.bytes(Fixtures.certs("development.pem")),
+            keyPEM: Fixtures.bytes(Fixtures.certs("development.key")), passphrase: nil)
+        let universal = TestGateway.clientIdentity
+        #expect(development.certificate.subject != universal.certificate.subject)
+        try await withBridge { fixture in
+            let order = [universal, universal, development, development, universal]
+            for (offset, identity) in order.enumerated() {
+                let report = try await fixture.client(identity: identity).send(
+                    Self.notifications((offset * 10 + 1)...(offset * 10 + 10)))
+                #expect(report.accepted == 10)
+            }
+            let subjects = fixture.events.get().compactMap { event -> String? in
+                if case .senderConnected(_, _, let subject, _) = event { return subject }
+                return nil
+            }
+            #expect(subjects == order.map(\.certificate.subject))
+            #expect(fixture.deliveries().count == 50)
+        }
+    }
+
     @Test func sendersAreAuthenticatedByCAOrPinnedFingerprint() async throws {
         let expired = try ClientIdentity(
             pem: Fixtures.bytes(Fixtures.certs("expired.pem")), keyPEM: Fixtures.bytes(Fixtures.certs("expired.key")),
