@@ -55,6 +55,8 @@ public struct ProviderClient: Sendable {
     public let configuration: Configuration
     private let context: TLSContext
     private let events: (@Sendable (ProviderEvent) -> Void)?
+    /// The sends in progress, for ``abandon()``.
+    private let running = ActiveSet<ProviderStream>()
 
     /// Creates a client; nothing connects until a send.
     ///
@@ -145,15 +147,33 @@ public struct ProviderClient: Sendable {
         ProviderStream(client: configuration, context: context, delivery: delivery, events: events)
     }
 
+    /// Ends every `send` of this client in progress at once (see ``ProviderStream/abandon(_:)``):
+    /// nothing more is taken, what is in flight is given up (reported unconfirmed, possibly
+    /// delivered) and what was never sent is reported not sent. Each send's report follows within
+    /// about a second; its failure is ``LegacyAPNsError/Code/cancelled``. Cancelling a send's task is
+    /// the gentle stop: what is in flight still gets its answer. A command line calls this on the
+    /// second Ctrl-C.
+    public func abandon() {
+        for stream in running.all { stream.abandon(LegacyAPNsError(.cancelled, "the send was abandoned")) }
+    }
+
+    /// Notifications of this client's sends in progress taken by a connection and without a final
+    /// verdict yet: what a cancelled send is settling.
+    public var notificationsInFlight: Int { running.all.reduce(0) { $0 + $1.notificationsInFlight } }
+
     private func run(_ feed: (ProviderStream) async -> LegacyAPNsError?) async -> ProviderSendReport {
         let stream = openStream()
+        let registration = running.add(stream)
+        defer { running.remove(registration) }
         // An input failure or a cancellation stops the stream; the report names the first reason
         // the send stopped (a connection's, or this one).
-        await withTaskCancellationHandler {
+        // The handler covers the wait for the verdicts too: the input may be all handed over long
+        // before they are in.
+        return await withTaskCancellationHandler {
             if let failure = await feed(stream) { stream.stop(failure) }
+            return await stream.finish()
         } onCancel: {
             stream.stop(LegacyAPNsError(.cancelled, "the send was cancelled"))
         }
-        return await stream.finish()
     }
 }

@@ -90,6 +90,10 @@ public final class ProviderStream: Sendable {
     /// No more requests will be submitted (``finish()`` says it too); from any thread.
     func endInput() { queue.finish() }
 
+    /// Notifications taken by a connection (sent, or about to be, or waiting to be retried) and
+    /// without a final verdict yet: what a stopped stream is settling.
+    public var notificationsInFlight: Int { queue.unsettled }
+
     /// Why the stream stopped (nil while it takes notifications).
     public var failure: LegacyAPNsError? { queue.stopReason }
 

@@ -47,6 +47,9 @@ final class ProviderWorkQueue: @unchecked Sendable {
     /// Notifications pushed so far.
     var pushed: Int { lock.withLock { Int(nextPosition - 1) } }
 
+    /// Notifications handed to a connection or waiting to be retried, without a final verdict.
+    var unsettled: Int { lock.withLock { outstanding } }
+
     /// Numbers a new request and gives it an apns-id if it has none (under the lock).
     private func entry(for request: ProviderRequest, tag: UInt64) -> ProviderEntry {
         var request = request

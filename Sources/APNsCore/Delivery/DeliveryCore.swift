@@ -84,6 +84,9 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
     private var spareInFlight: InFlight?
     /// Whether the input has more to give.
     private var inputIsOpen = true
+    /// Settling (see ``settle()``): nothing is written any more but the barrier for what is in
+    /// flight.
+    private var isSettling = false
     private var window: WindowPolicy
     private var failures = Failures()
     private var attemptsOnThisSlot = 0
@@ -147,6 +150,13 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
         case .failed:
             return .finished
         case .disconnected:
+            if isSettling {
+                // What waits to be resent stays unsent: the gateway discarded it (or it went on a
+                // connection that ended without a verdict, and is reported so).
+                while !retry.isEmpty { giveUp(retry.removeFirst(), inFlight: false) }
+                state = .failed
+                return .finished
+            }
             if retry.isEmpty && !inputIsOpen { return .finished }
             state = .connecting
             return .connect(delay: configuration.reconnect.delay(afterFailures: failures.consecutive))
@@ -159,7 +169,7 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
         case .open(var inFlight):
             state = .modifying
             defer { if case .modifying = state { state = .open(inFlight) } }
-            if inFlight.count < window.current {
+            if inFlight.count < window.current, !isSettling {
                 if !retry.isEmpty {
                     var entry = retry.removeFirst()
                     entry.writeCount += 1
@@ -179,7 +189,7 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
                 }
                 if inputIsOpen { return .writeNew }
             }
-            if inFlight.isEmpty && retry.isEmpty && !inputIsOpen {
+            if inFlight.isEmpty && (isSettling || (retry.isEmpty && !inputIsOpen)) {
                 state = .closing(failure: nil)
                 return .close
             }
@@ -257,12 +267,23 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
     mutating func abandoned(_ item: Item, position: UInt64) {
         highestPosition = Swift.max(highestPosition, position)
         report.sent += 1
-        giveUp(Entry(position: position, item: item))
+        giveUp(Entry(position: position, item: item), inFlight: false)
     }
 
     /// The input has no more notifications (or the caller asked to stop taking them).
     mutating func inputFinished() {
         inputIsOpen = false
+    }
+
+    /// The send is stopping (cancelled, or another slot failed for good): take nothing more from
+    /// the input and resend nothing, only prove what is in flight on the open connection (its
+    /// barrier and verdict), then finish. What waits to be resent is reported unconfirmed, as not
+    /// sent unless an earlier connection may have delivered it; the shell reports what it took and
+    /// never wrote with ``abandoned(_:position:)``. Settling thus takes one verdict at most, however
+    /// much input was taken.
+    mutating func settle() {
+        inputIsOpen = false
+        isSettling = true
     }
 
     /// The input is momentarily empty: confirm what is in flight now rather than leave it
@@ -320,7 +341,11 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
             if Int(failed.attempts) >= configuration.maximumAttempts {
                 // Out of retries. If an earlier connection may have delivered it, it is not a
                 // clean rejection: its fate is unknown.
-                if failed.possiblyDelivered { giveUp(failed) } else { reject(failed, status: response.status) }
+                if failed.possiblyDelivered {
+                    giveUp(failed, inFlight: false)
+                } else {
+                    reject(failed, status: response.status)
+                }
             } else {
                 // Transient: it goes first into the resend queue, before what followed it.
                 inFlight.prepend(failed)
@@ -441,18 +466,23 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
         switch state {
         case .open(var inFlight), .confirming(var inFlight, _):
             state = .modifying
-            while !inFlight.isEmpty { giveUp(inFlight.removeFirst()) }
+            while !inFlight.isEmpty { giveUp(inFlight.removeFirst(), inFlight: true) }
         case .disconnected, .connecting, .closing, .failed, .modifying:
             break
         }
         state = .failed
         if report.failure == nil { report.failure = error }
-        while !retry.isEmpty { giveUp(retry.removeFirst()) }
+        while !retry.isEmpty { giveUp(retry.removeFirst(), inFlight: false) }
     }
 
-    private mutating func giveUp(_ entry: Entry) {
+    /// Reports `entry` unconfirmed. It may have been delivered when it is in flight on the current
+    /// connection (written, no verdict) or an earlier connection ended without a verdict for it;
+    /// otherwise (never written, or written and discarded by the gateway after an earlier
+    /// notification's error response) it certainly was not.
+    private mutating func giveUp(_ entry: Entry, inFlight: Bool) {
         let unconfirmed = UnconfirmedNotification(
-            position: entry.position, notification: entry.item.notification, wasWritten: entry.writeCount > 0)
+            position: entry.position, notification: entry.item.notification,
+            wasWritten: (inFlight && entry.writeCount > 0) || entry.possiblyDelivered)
         report.unconfirmed.append(unconfirmed)
         pendingEvents.append(.unconfirmed(connection: connection, unconfirmed))
     }
@@ -476,7 +506,7 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
             isHead = false
             entry.possiblyDelivered = true
             if Int(entry.attempts) >= configuration.maximumAttempts {
-                giveUp(entry)
+                giveUp(entry, inFlight: false)
             } else {
                 requeued.append(entry)
             }

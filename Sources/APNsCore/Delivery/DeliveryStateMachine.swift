@@ -215,6 +215,12 @@ public struct DeliveryStateMachine: Sendable {
     /// The input has no more notifications (or the caller asked to stop taking them).
     public mutating func inputFinished() { core.inputFinished() }
 
+    /// The send is stopping: take and resend nothing more, prove what is in flight on the open
+    /// connection, then finish. What waits to be resent is reported unconfirmed (not sent, unless
+    /// an earlier connection may have delivered it); report what was taken and never written with
+    /// ``abandoned(_:position:)``. Settling costs one verdict at most.
+    public mutating func settle() { core.settle() }
+
     /// The input is momentarily empty: confirm what is in flight now rather than leave it
     /// unconfirmed while waiting. Returns whether a barrier is due.
     public mutating func inputStalled() -> Bool { core.inputStalled() }

@@ -76,6 +76,9 @@ package struct FrameDeliveryStateMachine: Sendable {
     /// The input has no more notifications (or the caller asked to stop taking them).
     package mutating func inputFinished() { core.inputFinished() }
 
+    /// See ``DeliveryStateMachine/settle()``.
+    package mutating func settle() { core.settle() }
+
     /// The input is momentarily empty: confirm what is in flight now rather than leave it
     /// unconfirmed while waiting. Returns whether a barrier is due.
     package mutating func inputStalled() -> Bool { core.inputStalled() }

@@ -5,11 +5,14 @@ import APNsCore
 package protocol SlotMachine {
     var isWriting: Bool { get }
     var pendingBarrier: UInt32? { get }
+    var inFlightCount: Int { get }
     var report: SendReport { get }
     mutating func takeEvents() -> [PushEvent]
     mutating func connected()
     mutating func connectFailed(_ error: LegacyAPNsError)
     mutating func inputFinished()
+    mutating func settle()
+    mutating func stop(_ error: LegacyAPNsError)
     mutating func inputStalled() -> Bool
     mutating func received(_ response: ErrorResponse)
     mutating func verdictTimedOut()

@@ -27,6 +27,10 @@ package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> {
 
     private let settings: Settings
     private let dialer: any GatewayDialer
+    private let control: SendControl
+    private let slot: Int
+    /// The phase of the send this slot has acted on.
+    private var phase = SendControl.Phase.running
     private let events: (@Sendable (PushEvent) -> Void)?
     private var machine: Machine
     private var input: Input
@@ -36,10 +40,16 @@ package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> {
     private var sourceIsFinished = false
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
 
+    /// Seconds between looks at the send's ``SendControl`` while waiting (a barrier's verdict, a
+    /// reconnect's delay, a gateway taking no data), so an abandoned send ends within this.
+    static var controlPollInterval: Double { 0.05 }
+
     private init(
         settings: Settings, machine: Machine, input: Input, dialer: any GatewayDialer,
-        events: (@Sendable (PushEvent) -> Void)?
+        events: (@Sendable (PushEvent) -> Void)?, control: SendControl, slot: Int
     ) {
+        self.control = control
+        self.slot = slot
         self.settings = settings
         self.machine = machine
         self.input = input
@@ -80,7 +90,11 @@ package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> {
     private func finish() -> SendReport {
         publishEvents()
         dialer.stop()
-        if machine.report.failure != nil { input.stop() }
+        if machine.report.failure != nil {
+            input.stop()
+            control.settle()
+        }
+        control.publish(slot: slot, inFlight: 0)
         return machine.report
     }
 
@@ -97,7 +111,7 @@ package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> {
         // verdicts while waiting. After a short idle period, confirm what is in flight.
         pump(flushAll: true)
         let stalledSince = Monotonic.now()
-        while machine.isWriting {
+        while machine.isWriting, control.phase == .running {
             if take(timeout: Self.inputPollInterval) { return true }
             if sourceIsFinished { return false }
             guard readAvailable() else { return false }
@@ -145,7 +159,8 @@ package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> {
                 writer.removeFirst(count)
             case .wantWrite, .wantRead:
                 let wanted: Readiness = result == .wantWrite ? [.readable, .writable] : .readable
-                if !transport.wait(for: wanted, timeout: settings.stallTimeout) {
+                if !wait(on: transport, for: wanted, timeout: settings.stallTimeout) {
+                    if control.phase == .abandoned { return }
                     connectionEnded(
                         LegacyAPNsError(
                             .timedOut, "\(transport.peer) accepted no data for \(formatSeconds(settings.stallTimeout))"
@@ -209,11 +224,55 @@ package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> {
         let deadline = Monotonic.now() + settings.verdictTimeout
         while let transport, readAvailable() {
             let remaining = deadline - Monotonic.now()
-            if remaining <= 0 || !transport.wait(for: .readable, timeout: remaining) {
-                machine.verdictTimedOut()
+            if remaining <= 0 || !wait(on: transport, for: .readable, timeout: remaining) {
+                // An abandoned send is stopped by the loop, with this verdict still awaited.
+                if control.phase != .abandoned { machine.verdictTimedOut() }
                 return
             }
         }
+    }
+
+    /// Waits up to `timeout` for `readiness`, looking at the send's control every
+    /// ``controlPollInterval``; false on a time-out or an abandoned send.
+    private func wait(on transport: any Transport, for readiness: Readiness, timeout: Double) -> Bool {
+        let deadline = Monotonic.now() + timeout
+        while true {
+            if control.phase == .abandoned { return false }
+            let remaining = deadline - Monotonic.now()
+            if remaining <= 0 { return false }
+            if transport.wait(for: readiness, timeout: Swift.min(remaining, Self.controlPollInterval)) { return true }
+        }
+    }
+
+    /// Sleeps `seconds` before a reconnect, ending early for an abandoned send.
+    private func sleepBeforeConnecting(_ seconds: Double) {
+        let deadline = Monotonic.now() + seconds
+        while control.phase != .abandoned {
+            let remaining = deadline - Monotonic.now()
+            if remaining <= 0 { return }
+            Monotonic.sleep(Swift.min(remaining, Self.controlPollInterval))
+        }
+    }
+
+    /// Acts on the send's phase before the next action: a settling send takes and resends nothing
+    /// more, an abandoned one stops at once (what is in flight becomes unconfirmed). Publishes the
+    /// slot's notifications in flight.
+    private func followControl() {
+        let current = control.phase
+        if current != phase {
+            switch current {
+            case .running:
+                break
+            case .settling:
+                machine.settle()
+            case .abandoned:
+                if phase == .running { machine.settle() }
+                closeTransport()
+                machine.stop(LegacyAPNsError(.cancelled, "the send was abandoned with notifications in flight"))
+            }
+            phase = current
+        }
+        control.publish(slot: slot, inFlight: machine.inFlightCount)
     }
 
     /// The connection ended without a verdict. A close or a reset is the gateway's doing (which
@@ -237,22 +296,28 @@ extension GatewayConnection where Machine == DeliveryStateMachine, Input == Noti
     /// A slot sending notifications taken from `source`.
     package convenience init(
         slot: Int, settings: Settings, delivery: DeliveryStateMachine.Configuration, source: NotificationSource,
-        dialer: any GatewayDialer, events: (@Sendable (PushEvent) -> Void)?
+        dialer: any GatewayDialer, events: (@Sendable (PushEvent) -> Void)?, control: SendControl? = nil
     ) {
         self.init(
             settings: settings, machine: DeliveryStateMachine(configuration: delivery, connection: slot),
-            input: NotificationInput(source: source), dialer: dialer, events: events)
+            input: NotificationInput(source: source), dialer: dialer, events: events,
+            control: control ?? SendControl(slots: slot + 1), slot: slot)
     }
 
     /// Runs until every notification this slot took has a verdict.
     package func run() -> SendReport {
         while true {
+            followControl()
             let action = machine.nextAction()
             publishEvents()
             switch action {
             case .connect(let delay):
-                Monotonic.sleep(delay.inSeconds)
-                open()
+                sleepBeforeConnecting(delay.inSeconds)
+                if control.phase == .abandoned {
+                    machine.connectFailed(LegacyAPNsError(.cancelled, "the send was abandoned"))
+                } else {
+                    open()
+                }
             case .writeNew:
                 guard inputReady(), let (position, notification) = input.pop() else { continue }
                 if let status = settings.encoder.gatewayStatus(for: notification, format: settings.format) {
@@ -291,22 +356,28 @@ extension GatewayConnection where Machine == FrameDeliveryStateMachine, Input ==
     /// A slot sending pre-encoded frames taken from `source` (their format is the batches').
     package convenience init(
         slot: Int, settings: Settings, delivery: DeliveryStateMachine.Configuration, source: FrameSource,
-        dialer: any GatewayDialer, events: (@Sendable (PushEvent) -> Void)?
+        dialer: any GatewayDialer, events: (@Sendable (PushEvent) -> Void)?, control: SendControl? = nil
     ) {
         self.init(
             settings: settings, machine: FrameDeliveryStateMachine(configuration: delivery, connection: slot),
-            input: FrameInput(source: source), dialer: dialer, events: events)
+            input: FrameInput(source: source), dialer: dialer, events: events,
+            control: control ?? SendControl(slots: slot + 1), slot: slot)
     }
 
     /// Runs until every notification this slot took has a verdict.
     package func run() -> SendReport {
         while true {
+            followControl()
             let action = machine.nextAction()
             publishEvents()
             switch action {
             case .connect(let delay):
-                Monotonic.sleep(delay.inSeconds)
-                open()
+                sleepBeforeConnecting(delay.inSeconds)
+                if control.phase == .abandoned {
+                    machine.connectFailed(LegacyAPNsError(.cancelled, "the send was abandoned"))
+                } else {
+                    open()
+                }
             case .writeNew:
                 if !input.hasTaken { input.retireCurrent(keepingFrom: machine.oldestPending) }
                 guard inputReady() else { continue }

@@ -59,6 +59,8 @@ public struct PushClient: Sendable {
     public let configuration: Configuration
     private let context: TLSContext
     private let events: (@Sendable (PushEvent) -> Void)?
+    /// The sends in progress, for ``abandon()`` and ``notificationsInFlight``.
+    private let running = ActiveSet<RunningSend>()
 
     /// Creates a client; nothing connects until `send(_:)`.
     ///
@@ -73,6 +75,27 @@ public struct PushClient: Sendable {
         self.context = try TLSContext.client(configuration.tls)
         self.events = events
     }
+
+    /// Ends every send of this client in progress at once, without waiting for verdicts: what
+    /// is in flight is reported unconfirmed (its fate is unknown), and what waits to be resent or
+    /// was never written is reported not sent. Each send returns its report within about 50 ms
+    /// (longer only while a connection attempt is under way, at most
+    /// ``Configuration/connectTimeout``). Its ``SendReport/failure`` is ``LegacyAPNsError/Code/cancelled``.
+    ///
+    /// Cancelling a send's task is the gentle stop: nothing more is taken or resent, and what is in
+    /// flight gets its verdict (one confirmation barrier, at most ``Configuration/verdictTimeout``).
+    /// A command line calls this on the second Ctrl-C.
+    public func abandon() {
+        for send in running.all {
+            send.stopInput()
+            send.control.abandon()
+        }
+    }
+
+    /// Notifications written to a gateway by this client's sends in progress and without a
+    /// verdict yet (as the connection threads last published it): what a cancelled send is
+    /// settling.
+    public var notificationsInFlight: Int { running.all.reduce(0) { $0 + $1.control.inFlight } }
 
     /// Sends one notification.
     public func send(_ notification: PushNotification) async -> SendReport {
@@ -144,9 +167,10 @@ public struct PushClient: Sendable {
         let format = configuration.format
         return await run(
             source: FrameSource(capacity: 8192),
-            slot: { slot, settings, delivery, dialer, source, events in
+            slot: { slot, settings, delivery, dialer, source, events, control in
                 GatewayConnection(
-                    slot: slot, settings: settings, delivery: delivery, source: source, dialer: dialer, events: events
+                    slot: slot, settings: settings, delivery: delivery, source: source, dialer: dialer, events: events,
+                    control: control
                 ).run()
             },
             feed: { source in
@@ -173,9 +197,10 @@ public struct PushClient: Sendable {
     private func run(_ feed: @escaping (NotificationSource) async -> LegacyAPNsError?) async -> SendReport {
         await run(
             source: NotificationSource(capacity: 8192),
-            slot: { slot, settings, delivery, dialer, source, events in
+            slot: { slot, settings, delivery, dialer, source, events, control in
                 GatewayConnection(
-                    slot: slot, settings: settings, delivery: delivery, source: source, dialer: dialer, events: events
+                    slot: slot, settings: settings, delivery: delivery, source: source, dialer: dialer, events: events,
+                    control: control
                 ).run()
             }, feed: feed)
     }
@@ -187,7 +212,7 @@ public struct PushClient: Sendable {
         slot:
             @escaping @Sendable (
                 Int, GatewayConnectionSettings, DeliveryStateMachine.Configuration, any GatewayDialer, Source,
-                (@Sendable (PushEvent) -> Void)?
+                (@Sendable (PushEvent) -> Void)?, SendControl
             ) -> SendReport,
         feed: (Source) async -> LegacyAPNsError?
     ) async -> SendReport {
@@ -201,25 +226,34 @@ public struct PushClient: Sendable {
         let endpoint = configuration.gateway.endpoint
         let connectTimeout = configuration.connectTimeout.inSeconds
         let context = self.context
-        for index in 0..<Swift.max(1, configuration.connections) {
+        let slots = Swift.max(1, configuration.connections)
+        let control = SendControl(slots: slots)
+        let registration = running.add(RunningSend(control: control, stopInput: { source.stop() }))
+        defer { running.remove(registration) }
+        for index in 0..<slots {
             let delivery = configuration.delivery
             let events = self.events
             OSThread.start(name: "apns-\(index)") {
                 let dialer = TLSDialer(endpoint: endpoint, context: context, timeout: connectTimeout)
-                collector.add(slot(index, settings, delivery, dialer, source, events))
+                collector.add(slot(index, settings, delivery, dialer, source, events, control))
             }
         }
 
-        let inputFailure = await withTaskCancellationHandler {
+        // The handler covers the wait for the verdicts too: the input may be all handed over long
+        // before they are in.
+        var (inputFailure, report) = await withTaskCancellationHandler {
             let failure = await feed(source)
-            if failure != nil { source.stop() }
+            if failure != nil {
+                source.stop()
+                control.settle()
+            }
             source.finish()
-            return failure
+            return (failure, await collector.result())
         } onCancel: {
             source.stop()
+            control.settle()
         }
 
-        var report = await collector.result()
         for (position, notification) in source.untaken() {
             report.sent += 1
             report.unconfirmed.append(
@@ -251,6 +285,13 @@ protocol SlotSource: AnyObject, Sendable {
 
 extension NotificationSource: SlotSource {}
 extension FrameSource: SlotSource {}
+
+/// A send in progress, as ``PushClient/abandon()`` reaches it.
+private struct RunningSend: Sendable {
+    let control: SendControl
+    /// Makes the send's input take nothing more.
+    let stopInput: @Sendable () -> Void
+}
 
 /// Collects the per-connection reports and hands the merged one to the sender when all are in.
 private final class ReportCollector: @unchecked Sendable {

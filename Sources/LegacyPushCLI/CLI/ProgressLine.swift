@@ -18,6 +18,8 @@ final class ProgressLine: Sendable {
         var unconfirmed = 0
         var visible = false
         var running = true
+        /// The send is stopping: no rate or ETA any more, only what is still settling.
+        var stopping = false
         /// (time, confirmed) samples of the last few seconds, oldest first.
         var samples: [(time: Double, confirmed: Int)] = []
     }
@@ -89,8 +91,12 @@ final class ProgressLine: Sendable {
             let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
             var text = "\r[\(bar)]  \(state.confirmed)/\(total) confirmed, \(state.rejected) rejected"
             if state.unconfirmed > 0 { text += ", \(state.unconfirmed) unconfirmed" }
-            text += ", \(rate)/s, \(Self.clock(now - started)) elapsed"
-            if rate > 0, done < total { text += ", ETA \(Self.clock(Double(total - done) / Double(rate)))" }
+            if state.stopping {
+                text += ", stopping, \(Self.clock(now - started)) elapsed"
+            } else {
+                text += ", \(rate)/s, \(Self.clock(now - started)) elapsed"
+                if rate > 0, done < total { text += ", ETA \(Self.clock(Double(total - done) / Double(rate)))" }
+            }
             console.writeError(Array((text + "  \u{1B}[K").utf8))
             state.visible = true
             return true
@@ -103,6 +109,18 @@ final class ProgressLine: Sendable {
         let (hours, minutes, rest) = (whole / 3600, whole / 60 % 60, whole % 60)
         let twoDigits = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
         return hours > 0 ? "\(hours):\(twoDigits(minutes)):\(twoDigits(rest))" : "\(minutes):\(twoDigits(rest))"
+    }
+
+    /// The send is stopping: the line drops its rate and ETA and is erased now (the stopping
+    /// message follows on the same terminal).
+    func stopping() {
+        state.withLock { state in
+            state.stopping = true
+            if state.visible {
+                console.writeError(Array("\r\u{1B}[K".utf8))
+                state.visible = false
+            }
+        }
     }
 
     /// Erases the line (before printing something else to the same terminal).

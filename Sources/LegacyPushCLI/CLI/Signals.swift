@@ -6,8 +6,10 @@ import Synchronization
 #endif
 
 /// Turns SIGINT and SIGTERM into a callback, so long-running commands (`serve`, `send`,
-/// `feedback --interval`) can finish cleanly. A second signal, or one after ``cancel()``, ends
-/// the process at once, as the default action would.
+/// `feedback --interval`) can finish cleanly. A second signal runs `again` when one is given
+/// (`send`: abandon what is still settling, then print the report); otherwise, and for a signal
+/// after that or after ``cancel()``, the process ends at once, as the default action would, after
+/// `lastWords` (``Console/flush()``: what stdout buffered is written, not lost).
 ///
 /// The signals go through ``SignalRelay`` (a handler that writes to a pipe, read by a thread of
 /// its own), not through Dispatch: a Dispatch signal source on Linux lost a SIGINT sent right
@@ -16,9 +18,13 @@ import Synchronization
 final class InterruptWatch: Sendable {
     private let id: UInt64
 
-    /// Starts watching; `handler` runs once, on the relay's thread.
-    init(_ handler: @escaping @Sendable () -> Void) {
-        id = SignalRelay.shared.watch(handler)
+    /// Starts watching; `handler` runs once, on the relay's thread, and `again` (if given) on the
+    /// second signal. `lastWords` runs before a signal ends the process.
+    init(
+        _ handler: @escaping @Sendable () -> Void, again: (@Sendable () -> Void)? = nil,
+        lastWords: (@Sendable () -> Void)? = nil
+    ) {
+        id = SignalRelay.shared.watch(handler, again: again, lastWords: lastWords)
     }
 
     /// Stops watching: a signal from now on has its default action.
@@ -36,9 +42,21 @@ final class InterruptWatch: Sendable {
 final class SignalRelay: Sendable {
     static let shared = SignalRelay()
 
+    private struct Watch {
+        var id: UInt64
+        var handler: @Sendable () -> Void
+        var again: (@Sendable () -> Void)?
+        var lastWords: (@Sendable () -> Void)?
+        /// Signals delivered to this watch so far.
+        var fired = 0
+    }
+
     private struct State {
         var nextID: UInt64 = 1
-        var current: (id: UInt64, handler: @Sendable () -> Void, fired: Bool)?
+        var current: Watch?
+        /// What runs before a signal ends the process (kept after ``unwatch(_:)``: the output is
+        /// still buffered then).
+        var lastWords: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
@@ -86,11 +104,15 @@ final class SignalRelay: Sendable {
     }
 
     /// Makes `handler` the one a signal runs (replacing any other); returns its id.
-    func watch(_ handler: @escaping @Sendable () -> Void) -> UInt64 {
+    func watch(
+        _ handler: @escaping @Sendable () -> Void, again: (@Sendable () -> Void)? = nil,
+        lastWords: (@Sendable () -> Void)? = nil
+    ) -> UInt64 {
         state.withLock { state in
             let id = state.nextID
             state.nextID += 1
-            state.current = (id, handler, false)
+            state.current = Watch(id: id, handler: handler, again: again, lastWords: lastWords)
+            if let lastWords { state.lastWords = lastWords }
             return id
         }
     }
@@ -103,17 +125,22 @@ final class SignalRelay: Sendable {
     }
 
     private func deliver(_ number: Int32) {
-        let handler: (@Sendable () -> Void)? = state.withLock { state in
-            guard let current = state.current, !current.fired else { return nil }
-            state.current?.fired = true
-            return current.handler
+        let (handler, lastWords): ((@Sendable () -> Void)?, (@Sendable () -> Void)?) = state.withLock { state in
+            guard let current = state.current else { return (nil, state.lastWords) }
+            state.current?.fired += 1
+            switch current.fired {
+            case 0: return (current.handler, nil)
+            case 1 where current.again != nil: return (current.again, nil)
+            default: return (nil, state.lastWords)
+            }
         }
         if let handler {
             handler()
             return
         }
-        // No watch, or an impatient second signal: the default action, now (this thread has the
-        // signal unblocked, so raise ends the process here).
+        // No watch, or an impatient further signal: the default action, now (this thread has the
+        // signal unblocked, so raise ends the process here), after writing what stdout holds.
+        lastWords?()
         signal(number, SIG_DFL)
         raise(number)
         _exit(128 + number)
@@ -153,5 +180,33 @@ extension InterruptWatch {
         await interrupted.take()
         await stop()
         watch.cancel()
+    }
+}
+
+extension InterruptWatch {
+    /// Ctrl-C (or SIGTERM) during a send. The first says so at once (`stopping: settling N in
+    /// flight (Ctrl-C again to abandon)`) and settles: nothing more is taken or resent, and what
+    /// is in flight gets its verdict. The second abandons: what is still in flight is reported
+    /// unconfirmed, and the report follows at once. A third ends the process, after writing what
+    /// stdout holds (the rejection lines already known are never lost).
+    static func send(
+        console: Console, progress: ProgressLine?, inFlight: @escaping @Sendable () -> Int,
+        settle: @escaping @Sendable () -> Void, abandon: @escaping @Sendable () -> Void
+    ) -> InterruptWatch {
+        InterruptWatch(
+            {
+                let count = inFlight()
+                progress?.stopping()
+                console.diagnostic(
+                    "stopping: settling \(count) in flight (Ctrl-C again to abandon)")
+                settle()
+            },
+            again: {
+                progress?.stopping()
+                console.diagnostic(
+                    "abandoning: what is still in flight is reported unconfirmed (Ctrl-C again to quit at once)")
+                abandon()
+            },
+            lastWords: { console.flush() })
     }
 }

@@ -120,7 +120,9 @@ extension SendCommand {
             case .file(let file): await client.send(file.requests())
             }
         }
-        let interrupt = InterruptWatch { task.cancel() }
+        let interrupt = InterruptWatch.send(
+            console: console, progress: progress, inFlight: { client.notificationsInFlight },
+            settle: { task.cancel() }, abandon: { client.abandon() })
         let report = await task.value
         interrupt.cancel()
         progress?.finish()
@@ -254,13 +256,22 @@ struct SendHTTP2Output: Sendable {
 
     func summary(_ report: ProviderSendReport, endpoint: Endpoint) {
         let total = input.count
-        let untaken = total - report.sent
         let unknown = report.unknownFate
-        let notSent = report.notSent.count + untaken
+        let runs = NotSentRuns(
+            notWritten: report.notSent.map { Int($0.position) }, firstUntaken: report.sent + 1, total: total)
+        let notSent = runs.count
         let sent = total - notSent
         if json {
             for entry in unknown { console.print(event("unconfirmed", entry)) }
-            for entry in report.notSent { console.print(event("notSent", entry)) }
+            let events = runs.events(line: { input.line(of: $0) }) { position in
+                guard case .list(let list) = input, list.indices.contains(position - 1) else { return nil }
+                let request = list[position - 1]
+                return (
+                    reportedID(identifier: request.identifier, position: UInt64(position)),
+                    request.deviceToken.hexString
+                )
+            }
+            for event in events { console.print(event) }
             for duplicate in report.possiblyDuplicated {
                 var line = JSONLine("possibleDuplicate")
                 line.add("id", reportedID(identifier: duplicate.identifier, position: duplicate.position))
@@ -277,6 +288,9 @@ struct SendHTTP2Output: Sendable {
             line.add("possibleDuplicates", report.possibleDuplicates)
             line.add("connections", report.connections)
             line.add("seconds", (report.seconds * 1000).rounded() / 1000)
+            if let start = runs.resumeFrom, let number = input.line(of: UInt64(start)) {
+                line.add("resumeFromLine", number)
+            }
             if let failure = report.failure { line.add("failure", failure.reason) }
             console.print(line.text)
             return
@@ -290,7 +304,7 @@ struct SendHTTP2Output: Sendable {
             "  rejected     \(report.rejected.count)",
         ]
         if !unknown.isEmpty { lines.append("  unconfirmed  \(unknown.count) (sent, answer lost: \(unknown[0].why))") }
-        if notSent > 0 { lines.append("  not sent     \(notSent)") }
+        if notSent > 0 { lines.append(runs.summaryLine { input.line(of: $0) }) }
         if report.retried > 0 { lines.append("  retried      \(report.retried)") }
         if report.possibleDuplicates > 0 {
             lines.append(

@@ -151,7 +151,9 @@ enum SendCommand {
             case .file(let file): await client.send(frames: file.frameBatches())
             }
         }
-        let interrupt = InterruptWatch { task.cancel() }
+        let interrupt = InterruptWatch.send(
+            console: console, progress: progress, inFlight: { client.notificationsInFlight },
+            settle: { task.cancel() }, abandon: { client.abandon() })
         let report = await task.value
         interrupt.cancel()
         progress?.finish()

@@ -45,14 +45,12 @@ struct SendOutput: Sendable {
         var rejected: Int
         /// Written, fate unknown.
         var unknownFate: [UnconfirmedNotification]
-        /// Taken by the client but never written.
+        /// Taken by the client but never written (or discarded by the gateway and never resent).
         var notWritten: [UnconfirmedNotification]
-        /// Input the client never took: positions `firstUntaken...total`.
-        var firstUntaken: Int
-        /// The smallest position from which on nothing was sent, if any was not sent.
-        var notSentFrom: Int?
+        /// Every notification not sent, taken or not, as runs of positions.
+        var notSentRuns: NotSentRuns
 
-        var notSent: Int { notWritten.count + (total - firstUntaken + 1) }
+        var notSent: Int { notSentRuns.count }
         var sent: Int { total - notSent }
 
         init(_ report: SendReport, total: Int) {
@@ -61,12 +59,8 @@ struct SendOutput: Sendable {
             rejected = report.rejected.count
             unknownFate = report.unknownFate
             notWritten = report.notSent
-            firstUntaken = report.sent + 1
-            // Walk back from the untaken tail over the not-written ones just before it.
-            let notWrittenPositions = Set(notWritten.map { Int($0.position) })
-            var start = firstUntaken
-            while start > 1, notWrittenPositions.contains(start - 1) { start -= 1 }
-            notSentFrom = start <= total ? start : nil
+            notSentRuns = NotSentRuns(
+                notWritten: notWritten.map { Int($0.position) }, firstUntaken: report.sent + 1, total: total)
         }
     }
 
@@ -75,7 +69,7 @@ struct SendOutput: Sendable {
         let accounting = Accounting(report, total: input.count)
         if json {
             for unconfirmed in accounting.unknownFate { console.print(entry("unconfirmed", unconfirmed)) }
-            for notSent in accounting.notWritten { console.print(entry("notSent", notSent)) }
+            notSentEvents(accounting.notSentRuns)
             for duplicate in report.possiblyDuplicated {
                 var line = JSONLine("possibleDuplicate")
                 line.add("id", reportedID(identifier: duplicate.identifier, position: duplicate.position))
@@ -89,12 +83,17 @@ struct SendOutput: Sendable {
         }
     }
 
-    private func entry(_ event: String, _ unconfirmed: UnconfirmedNotification) -> String {
-        var line = JSONLine(event)
-        line.add("id", reportedID(identifier: unconfirmed.notification.identifier, position: unconfirmed.position))
-        line.add("token", unconfirmed.notification.token.hexString)
-        if let number = input.line(of: unconfirmed.position) { line.add("line", number) }
-        return line.text
+    /// Every notification not sent, in `--json` (see ``NotSentRuns/events(line:describe:)``).
+    private func notSentEvents(_ runs: NotSentRuns) {
+        let events = runs.events(line: { input.line(of: $0) }) { position in
+            guard case .list(let list) = input, list.indices.contains(position - 1) else { return nil }
+            let notification = list[position - 1]
+            return (
+                reportedID(identifier: notification.identifier, position: UInt64(position)),
+                notification.token.hexString
+            )
+        }
+        for event in events { console.print(event) }
     }
 
     func summaryJSON(_ report: SendReport, _ accounting: Accounting) -> String {
@@ -108,7 +107,7 @@ struct SendOutput: Sendable {
         line.add("unconfirmed", accounting.unknownFate.count)
         line.add("possibleDuplicates", report.possibleDuplicates)
         line.add("notSent", accounting.notSent)
-        if let start = accounting.notSentFrom, let number = input.line(of: UInt64(start)) {
+        if let start = accounting.notSentRuns.resumeFrom, let number = input.line(of: UInt64(start)) {
             line.add("resumeFromLine", number)
         }
         if let failure = report.failure { line.add("failure", failure.reason) }
@@ -130,13 +129,9 @@ struct SendOutput: Sendable {
             lines += listing(accounting.unknownFate)
         }
         if accounting.notSent > 0 {
-            var line = "  not sent     \(accounting.notSent)"
-            if let start = accounting.notSentFrom, let number = input.line(of: UInt64(start)) {
-                line += ": resume with --from-line \(number)"
-            }
-            lines.append(line)
+            lines.append(accounting.notSentRuns.summaryLine { input.line(of: $0) })
             // The ones the resume line does not cover, by name.
-            let covered = accounting.notSentFrom ?? .max
+            let covered = accounting.notSentRuns.resumeFrom ?? .max
             lines += listing(accounting.notWritten.filter { Int($0.position) < covered })
         }
         if report.resent > 0 { lines.append("  resent       \(report.resent)") }
@@ -147,6 +142,14 @@ struct SendOutput: Sendable {
                     + "\(report.possiblyDuplicated.count == 1 ? "it" : "them") twice (--json lists them)")
         }
         return lines
+    }
+
+    private func entry(_ event: String, _ unconfirmed: UnconfirmedNotification) -> String {
+        var line = JSONLine(event)
+        line.add("id", reportedID(identifier: unconfirmed.notification.identifier, position: unconfirmed.position))
+        line.add("token", unconfirmed.notification.token.hexString)
+        if let number = input.line(of: unconfirmed.position) { line.add("line", number) }
+        return line.text
     }
 
     /// Up to 20 notifications, one a line, then how many more.
