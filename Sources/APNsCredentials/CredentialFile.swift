@@ -31,7 +31,7 @@ enum CredentialFile {
         }
     }
 
-    /// Runs `body`, prefixing the reason of a thrown ``LegacyAPNsError`` with the file's path.
+    /// Runs `body`, prefixing the reason of a thrown `LegacyAPNsError` with the file's path.
     static func naming<Result>(_ path: String, _ body: () throws -> Result) throws -> Result {
         do {
             return try body()

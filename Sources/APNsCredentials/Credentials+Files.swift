@@ -16,7 +16,7 @@ import APNsCore
 extension ClientIdentity {
     /// Reads a `.p12`/`.pfx` file (see `init(pkcs12:passphrase:)`).
     ///
-    /// - Throws: ``LegacyAPNsError`` `.fileError` when the file cannot be read ("cannot read
+    /// - Throws: `LegacyAPNsError` `.fileError` when the file cannot be read ("cannot read
     ///   'push.p12': No such file or directory"); the PKCS#12 errors otherwise, their reason
     ///   prefixed with the file's path.
     public init(pkcs12File path: String, passphrase: String?) throws {
@@ -27,7 +27,7 @@ extension ClientIdentity {
     /// Reads a PEM certificate (plus chain), with the key in the same file or in `keyPath` (see
     /// `init(pem:keyPEM:passphrase:)`).
     ///
-    /// - Throws: ``LegacyAPNsError`` `.fileError` when a file cannot be read; the PEM errors
+    /// - Throws: `LegacyAPNsError` `.fileError` when a file cannot be read; the PEM errors
     ///   otherwise, their reason prefixed with the path.
     public init(pemFile path: String, keyFile keyPath: String? = nil, passphrase: String?) throws {
         let pem = try CredentialFile.read(path)
@@ -49,7 +49,7 @@ extension SigningKey {
     /// let credentials = ProviderCredentials.token(key, keyID: SigningKey.keyID(fromFileName: path)!, teamID: "DEF123GHIJ")
     /// ```
     ///
-    /// - Throws: ``LegacyAPNsError`` `.fileError` when the file cannot be read ("cannot read
+    /// - Throws: `LegacyAPNsError` `.fileError` when the file cannot be read ("cannot read
     ///   'AuthKey_ABC123DEFG.p8': No such file or directory"); the key errors otherwise, their
     ///   reason prefixed with the file's path.
     public init(pemFile path: String) throws {
@@ -61,7 +61,7 @@ extension SigningKey {
 extension TLSConfiguration.Trust {
     /// Trusts the CA certificates in a PEM file (see `pem(_:)`).
     ///
-    /// - Throws: ``LegacyAPNsError`` `.fileError` when the file cannot be read,
+    /// - Throws: `LegacyAPNsError` `.fileError` when the file cannot be read,
     ///   `.corruptCredentials` when it holds no certificate.
     public static func pem(file path: String) throws -> Self {
         let bytes = try CredentialFile.read(path)
@@ -72,7 +72,7 @@ extension TLSConfiguration.Trust {
 extension Certificate {
     /// Every certificate in a PEM file, in order (empty when it holds none).
     ///
-    /// - Throws: ``LegacyAPNsError`` `.fileError` when the file cannot be read.
+    /// - Throws: `LegacyAPNsError` `.fileError` when the file cannot be read.
     public static func certificates(pemFile path: String) throws -> [Certificate] {
         certificates(pemRepresentation: try CredentialFile.read(path))
     }
