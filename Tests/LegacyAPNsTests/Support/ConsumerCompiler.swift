@@ -18,8 +18,9 @@ enum ConsumerCompiler {
         var description: String { "\(name) does not compile:\n\(diagnostics)\n--- source ---\n\(source)" }
     }
 
-    /// Type-checks `source` as a program's main file; nil when it compiles, else the diagnostics.
-    static func typecheck(_ source: String, name: String) throws -> Failure? {
+    /// Type-checks `source` as a program's main file (or, `asLibrary`, as a file with an `@main`
+    /// type); nil when it compiles, else the diagnostics.
+    static func typecheck(_ source: String, name: String, asLibrary: Bool = false) throws -> Failure? {
         let scratch = try ScratchDirectory()
         let file = try scratch.write(Array(source.utf8), named: "\(name).swift")
         let build = CLIRunner.binary.deletingLastPathComponent()
@@ -38,6 +39,7 @@ enum ConsumerCompiler {
             arguments += ["-Xcc", "-fmodule-map-file=\(map)"]
         }
         arguments += ["-Xcc", "-I", "-Xcc", root.appending(path: "Sources/CHexDecode/include").path]
+        if asLibrary { arguments.append("-parse-as-library") }
         let result = try CLIRunner.runProcess(URL(fileURLWithPath: "/usr/bin/env"), arguments)
         guard result.status != 0 else { return nil }
         return Failure(name: name, source: source, diagnostics: result.stderr + result.output)
