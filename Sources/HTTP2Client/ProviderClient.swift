@@ -11,7 +11,18 @@ internal import APNsRuntime
 /// let client = try ProviderClient(configuration: configuration)
 /// let report = await client.send(requests)   // any Sequence or AsyncSequence of ProviderRequest
 /// for rejection in report.rejected { print(rejection.status, rejection.reason ?? "") }
+/// let next = await client.send(moreRequests)  // the same connection, the same provider token
+/// await client.shutdown()                      // closes the connections
 /// ```
+///
+/// **Lifetime.** Create one client and keep it: its connections stay open from one send to the
+/// next (up to ``Configuration/connections`` of them), each with its provider token until the
+/// token's refresh time, so five sends cost one TLS handshake and one token signature. Apple treats
+/// rapid connecting and disconnecting as a denial-of-service attack. A connection the server closed
+/// or sent GOAWAY on meanwhile is replaced by a new one when the next send starts; a send whose
+/// connection breaks retries on another, as always. ``shutdown()`` closes the connections (call
+/// it when done, before the program exits); when the last copy of a client that was not shut down
+/// goes away, its connections are closed then. ``openStream()`` opens connections of its own.
 ///
 /// The same `.p12` that served the binary gateway works: `.certificate(identity)`. Each connection
 /// of the pool is owned by one thread that submits many requests per TLS record and reads the
@@ -57,8 +68,11 @@ public struct ProviderClient: Sendable {
     private let events: (@Sendable (ProviderEvent) -> Void)?
     /// The sends in progress, for ``abandon()``.
     private let running = ActiveSet<ProviderStream>()
+    /// The connections kept open between sends (shared by every copy of this client).
+    private let pool: ProviderConnectionPool
 
-    /// Creates a client; nothing connects until a send.
+    /// Creates a client; nothing connects until a send, and the connections stay open after it
+    /// until ``shutdown()``.
     ///
     /// - Parameters:
     ///   - configuration: the server, credentials, trust, connections and delivery policy.
@@ -71,6 +85,7 @@ public struct ProviderClient: Sendable {
         self.context = try TLSContext.client(
             TLSConfiguration(identity: identity, trust: configuration.trust), applicationProtocols: ["h2"])
         self.events = events
+        self.pool = ProviderConnectionPool(capacity: configuration.connections)
         var delivery = configuration.delivery
         delivery.usesTokens = configuration.credentials.usesTokens
         self.delivery = delivery
@@ -133,6 +148,14 @@ public struct ProviderClient: Sendable {
         }
     }
 
+    /// Closes the connections kept open between sends (each says GOAWAY and closes its TLS
+    /// session). A send after this still works, on connections of its own that it closes when it
+    /// ends. A send still running keeps its connections until it ends, then closes them.
+    public func shutdown() async {
+        let pool = self.pool
+        await OSThread.run(name: "apns-h2-shutdown") { pool.shutDown() }
+    }
+
     /// Checks a request as the send does before sending it: what APNs would refuse it for, or nil.
     public func problem(with request: ProviderRequest) -> (reason: ProviderReason, explanation: String)? {
         var request = request
@@ -142,7 +165,8 @@ public struct ProviderClient: Sendable {
     }
 
     /// Opens a long-running send: connections start now, and notifications are submitted as they
-    /// come (see ``ProviderStream``). The client's event handler gets every verdict.
+    /// come (see ``ProviderStream``). The client's event handler gets every verdict. The stream's
+    /// connections are its own (not those the sends keep), and close when it finishes.
     public func openStream() -> ProviderStream {
         ProviderStream(client: configuration, context: context, delivery: delivery, events: events)
     }
@@ -162,13 +186,13 @@ public struct ProviderClient: Sendable {
     public var notificationsInFlight: Int { running.all.reduce(0) { $0 + $1.notificationsInFlight } }
 
     private func run(_ feed: (ProviderStream) async -> LegacyAPNsError?) async -> ProviderSendReport {
-        let stream = openStream()
+        let stream = ProviderStream(
+            client: configuration, context: context, delivery: delivery, events: events, pool: pool)
         let registration = running.add(stream)
         defer { running.remove(registration) }
         // An input failure or a cancellation stops the stream; the report names the first reason
-        // the send stopped (a connection's, or this one).
-        // The handler covers the wait for the verdicts too: the input may be all handed over long
-        // before they are in.
+        // the send stopped (a connection's, or this one). The handler covers the wait for the
+        // verdicts too: the input may be all handed over long before they are in.
         return await withTaskCancellationHandler {
             if let failure = await feed(stream) { stream.stop(failure) }
             return await stream.finish()

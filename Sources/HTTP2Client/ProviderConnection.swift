@@ -12,8 +12,13 @@ internal import APNsRuntime
 /// (many before one flush, so a TLS record carries many of them), reset a stream that waited too
 /// long, PING, close. While waiting it reads the server's frames and writes what is pending in the
 /// same poll, so a server that stops reading never stops this side from reading its answers. The
-/// nghttp2 delegate turns frames into machine events. Not `Sendable`: it lives and dies on its
-/// thread.
+/// nghttp2 delegate turns frames into machine events. Not `Sendable`: one thread at a time owns
+/// it.
+///
+/// A send that completes leaves its connection open when its client keeps connections
+/// (``ProviderConnectionPool``): the next send's slot takes the object, with its TLS session,
+/// HTTP/2 session and provider token, instead of dialing (``reuse(slot:delivery:queue:events:)``),
+/// after checking that the server has not said GOAWAY or closed it meanwhile.
 final class ProviderConnection: HTTP2SessionDelegate {
     struct Settings: Sendable {
         var endpoint: Endpoint
@@ -37,8 +42,14 @@ final class ProviderConnection: HTTP2SessionDelegate {
     static let maximumBodySize = 4096
 
     private let settings: Settings
-    private let queue: ProviderWorkQueue
-    private let events: (@Sendable (ProviderEvent) -> Void)?
+    private var queue: ProviderWorkQueue
+    private var events: (@Sendable (ProviderEvent) -> Void)?
+    /// Whether a completed send leaves the connection open (its client keeps connections).
+    private var keepsConnection = false
+    /// When the connection was kept open after a completed send (nil while a send uses it).
+    private var keptAt: Duration?
+    /// The server said GOAWAY on this connection: it is not worth keeping.
+    private var sawGoaway = false
     // The mutable state below is touched several times per notification, and only ever from this
     // connection's thread: `run()` and the HTTP2Session callbacks it causes (inside `receive` and
     // `send`, which hold no access to these properties). The dynamic exclusivity checks Swift
@@ -57,6 +68,8 @@ final class ProviderConnection: HTTP2SessionDelegate {
     @exclusivity(unchecked) private var reading = Partial()
     @exclusivity(unchecked) private var readingStream: Int32 = 0
     @exclusivity(unchecked) private var token: ProviderToken?
+    /// When ``token`` was signed (the clock's time).
+    private var tokenMintedAt: Duration?
     @exclusivity(unchecked) private var isFirstRequest = true
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     /// Signalled by the queue when work arrives while this connection waits with free streams.
@@ -64,16 +77,41 @@ final class ProviderConnection: HTTP2SessionDelegate {
 
     init(
         slot: Int, settings: Settings, delivery: ProviderConnectionMachine.Configuration, queue: ProviderWorkQueue,
-        events: (@Sendable (ProviderEvent) -> Void)?
+        events: (@Sendable (ProviderEvent) -> Void)?, keepsConnection: Bool = false
     ) {
         self.settings = settings
         self.queue = queue
         self.events = events
+        self.keepsConnection = keepsConnection
         self.machine = ProviderConnectionMachine(configuration: delivery, connection: slot)
         partials = StreamTable(minimumCapacity: Swift.min(delivery.maximumStreams, 1024))
     }
 
-    deinit { readBuffer.deallocate() }
+    deinit {
+        transport?.close()
+        readBuffer.deallocate()
+    }
+
+    /// Takes a connection kept open by an earlier send (``isKept``) into slot `slot` of a new
+    /// send; ``run()`` then uses it instead of dialing, if it is still good.
+    func reuse(
+        slot: Int, delivery: ProviderConnectionMachine.Configuration, queue: ProviderWorkQueue,
+        events: (@Sendable (ProviderEvent) -> Void)?
+    ) {
+        self.queue = queue
+        self.events = events
+        self.keepsConnection = true
+        machine = ProviderConnectionMachine(configuration: delivery, connection: slot)
+    }
+
+    /// Whether ``run()`` ended with the connection kept open for a later send.
+    var isKept: Bool { keptAt != nil && transport != nil }
+
+    /// Closes a kept connection (GOAWAY, close_notify, close) that no send will use.
+    func discard() {
+        keptAt = nil
+        close()
+    }
 
     /// Runs until the slot has nothing left to do.
     func run() -> ProviderSendReport {
@@ -115,8 +153,15 @@ final class ProviderConnection: HTTP2SessionDelegate {
                     exchange(until: deadline)
                 }
             case .close:
-                close()
-                machine.closed()
+                if keepsConnection, machine.isClosingAfterCompletion, !sawGoaway, flush(), transport != nil {
+                    // Idle, healthy and the send complete: left open for the client's next send.
+                    queue.departing(wake)
+                    keptAt = settings.clock.now()
+                    machine.kept()
+                } else {
+                    close()
+                    machine.closed()
+                }
             case .finished:
                 publish()
                 if machine.report.failure != nil, let failure = machine.report.failure { queue.stop(failure) }
@@ -151,6 +196,10 @@ final class ProviderConnection: HTTP2SessionDelegate {
 
     private func open() {
         let now = settings.clock.now()
+        if keptAt != nil {
+            if resumeKept(now: now) { return }
+            discard()
+        }
         do {
             let tls = try TLSSession.connect(
                 to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout)
@@ -169,6 +218,8 @@ final class ProviderConnection: HTTP2SessionDelegate {
             partials.removeAll()
             readingStream = 0
             token = nil
+            tokenMintedAt = nil
+            sawGoaway = false
             isFirstRequest = true
             output.clear()
             machine.connected(now: now, serverStreamLimit: Int(session.remoteMaxConcurrentStreams))
@@ -178,6 +229,19 @@ final class ProviderConnection: HTTP2SessionDelegate {
         } catch {
             machine.connectFailed(LegacyAPNsError(.connectionFailed, "\(error)", underlying: error), now: now)
         }
+    }
+
+    /// Takes up the connection an earlier send kept open, unless it is no longer good: the server
+    /// said GOAWAY or closed it meanwhile (what it sent is read first), or it sat idle for as long
+    /// as the machine would have waited before a PING. True when the machine has it.
+    private func resumeKept(now: Duration) -> Bool {
+        guard let keptAt, now - keptAt < machine.configuration.pingInterval else { return false }
+        self.keptAt = nil
+        readAvailable()
+        guard !sawGoaway, flush(), let session else { return false }
+        machine.resumed(
+            now: now, serverStreamLimit: Int(session.remoteMaxConcurrentStreams), tokenMintedAt: tokenMintedAt)
+        return true
     }
 
     private func close() {
@@ -211,6 +275,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
         }
         do {
             token = try key.signProviderToken(keyID: keyID, teamID: teamID, issuedAt: settings.clock.unixTime())
+            tokenMintedAt = now
             machine.tokenMinted(now: now)
         } catch {
             let failure = (error as? LegacyAPNsError) ?? LegacyAPNsError(.invalidValue, "\(error)")
@@ -424,6 +489,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
     }
 
     func didReceiveGoaway(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: UnsafeRawBufferPointer) {
+        sawGoaway = true
         machine.receivedGoaway(
             ProviderGoaway(lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData),
             now: settings.clock.now())

@@ -26,7 +26,8 @@ public final class ProviderStream: Sendable {
 
     init(
         client configuration: ProviderClient.Configuration, context: TLSContext,
-        delivery: ProviderConnectionMachine.Configuration, events: (@Sendable (ProviderEvent) -> Void)?
+        delivery: ProviderConnectionMachine.Configuration, events: (@Sendable (ProviderEvent) -> Void)?,
+        pool: ProviderConnectionPool? = nil
     ) {
         let clock = configuration.clock
         let start = clock.now()
@@ -50,9 +51,20 @@ public final class ProviderStream: Sendable {
         let collector = self.collector
         for slot in 0..<slots {
             OSThread.start(name: "apns-h2-\(slot)") {
-                let connection = ProviderConnection(
-                    slot: slot, settings: settings, delivery: delivery, queue: queue, events: events)
-                collector.add(connection.run())
+                // A connection an earlier send of the client kept open, else a new one.
+                let connection: ProviderConnection
+                if let kept = pool?.take() {
+                    kept.reuse(slot: slot, delivery: delivery, queue: queue, events: events)
+                    connection = kept
+                } else {
+                    connection = ProviderConnection(
+                        slot: slot, settings: settings, delivery: delivery, queue: queue, events: events,
+                        keepsConnection: pool != nil)
+                }
+                let report = connection.run()
+                // Kept before the report goes in, so the caller's next send finds it.
+                if connection.isKept, pool?.keep(connection) != true { connection.discard() }
+                collector.add(report)
             }
         }
     }

@@ -382,6 +382,16 @@ public struct ProviderConnectionMachine: Sendable {
         pendingEvents.append(.connected(connection: connection, attempt: attemptsOnThisSlot))
     }
 
+    /// Instead of ``connected(now:serverStreamLimit:)``: the shell reuses a connection that a
+    /// finished send kept open (``kept()``). It has answered before, so token auth's one-stream
+    /// rule no longer holds, and its provider token, signed at `tokenMintedAt`, goes on being used
+    /// until ``Configuration/tokenRefreshAge`` after that (nil: none yet, sign one).
+    public mutating func resumed(now: Duration, serverStreamLimit: Int, tokenMintedAt: Duration?) {
+        connected(now: now, serverStreamLimit: serverStreamLimit)
+        open.answered = true
+        open.tokenMintedAt = tokenMintedAt
+    }
+
     /// Instead of ``connected(now:serverStreamLimit:)`` or ``connectFailed(_:now:)``: the shell
     /// did not connect, because the shared input is finished and every notification has its
     /// verdict (it found out while waiting out ``Action/connect(delay:)``). The slot finishes.
@@ -653,6 +663,22 @@ public struct ProviderConnectionMachine: Sendable {
         case .disconnected, .connecting, .failed:
             break
         }
+    }
+
+    /// Whether the ``Action/close`` asked for ends a completed send: the input is exhausted, the
+    /// connection is healthy (no GOAWAY, no failure) and idle, so the shell may keep it open for
+    /// a later send (``kept()``) instead of closing it.
+    public var isClosingAfterCompletion: Bool {
+        if case .closing(then: .finish) = state { return true }
+        return false
+    }
+
+    /// Instead of ``closed()`` when ``isClosingAfterCompletion``: the shell keeps the connection
+    /// open for a later send (which reports ``resumed(now:serverStreamLimit:tokenMintedAt:)``).
+    /// The slot finishes; no `connectionClosed` event, the connection being still open.
+    public mutating func kept() {
+        guard isClosingAfterCompletion else { return closed() }
+        state = .disconnected
     }
 
     /// The connection closed after ``Action/close``.

@@ -115,10 +115,14 @@ extension SendCommand {
         }
         progress?.start()
         let task = Task { () -> ProviderSendReport in
-            switch input {
-            case .list(let requests): await client.send(requests)
-            case .file(let file): await client.send(file.requests())
-            }
+            let report =
+                switch input {
+                case .list(let requests): await client.send(requests)
+                case .file(let file): await client.send(file.requests())
+                }
+            // One send, then the connection it kept open closes (GOAWAY, close_notify).
+            await client.shutdown()
+            return report
         }
         let interrupt = InterruptWatch.send(
             console: console, progress: progress, inFlight: { client.notificationsInFlight },

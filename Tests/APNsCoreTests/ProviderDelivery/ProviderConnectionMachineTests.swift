@@ -447,3 +447,56 @@ import Testing
         #expect(machine.takeFinalizedCount() == 1)
     }
 }
+
+/// A connection a completed send keeps open for the next one (`kept()`), and the next send's
+/// machine taking it up (`resumed(now:serverStreamLimit:tokenMintedAt:)`).
+@Suite struct ProviderConnectionMachineKeptConnectionTests {
+    typealias Script = ProviderConnectionMachineTests
+    static let t0 = Script.t0
+
+    @Test func aCompletedSendMayKeepItsConnectionAndFinishesWithoutClosingIt() {
+        var machine = Script.machine(tokens: true)
+        Script.connectAndSubmit(&machine, [1])
+        #expect(!machine.isClosingAfterCompletion)
+        machine.received(Script.ok(1), on: 1, now: Self.t0)
+        #expect(machine.nextAction(now: Self.t0) == .take(maximum: 100))
+        machine.inputExhausted()
+        #expect(machine.nextAction(now: Self.t0) == .close)
+        #expect(machine.isClosingAfterCompletion)
+        _ = machine.takeEvents()
+        machine.kept()
+        #expect(machine.nextAction(now: Self.t0) == .finished)
+        #expect(machine.takeEvents().isEmpty, "no connectionClosed: the connection is still open")
+        #expect(machine.report.accepted == 1)
+    }
+
+    @Test func aConnectionWindingDownAfterAGoawayIsNotClosingAfterCompletion() {
+        var machine = Script.machine()
+        Script.connectAndSubmit(&machine, [1])
+        let goaway = [UInt8]().withUnsafeBytes { ProviderGoaway(lastStreamID: 1, errorCode: .noError, debugData: $0) }
+        machine.receivedGoaway(goaway, now: Self.t0)
+        machine.received(Script.ok(1), on: 1, now: Self.t0)
+        machine.inputExhausted()
+        #expect(machine.nextAction(now: Self.t0) == .close)
+        #expect(!machine.isClosingAfterCompletion)
+    }
+
+    @Test func aResumedConnectionKeepsItsTokenUntilTheRefreshAgeAndSendsMoreThanOneStream() {
+        var machine = Script.machine(tokens: true)
+        let minted = Self.t0
+        let now = Self.t0 + .seconds(10 * 60)
+        #expect(machine.nextAction(now: now) == .connect(delay: .zero))
+        machine.resumed(now: now, serverStreamLimit: 100, tokenMintedAt: minted)
+        #expect(machine.nextAction(now: now) == .take(maximum: 100), "no new token, no one-stream rule")
+        machine.took([Script.entry(1)], now: now)
+        guard case .submit = machine.nextAction(now: now) else {
+            Issue.record("expected the submit")
+            return
+        }
+        // At the refresh age (50 minutes after the token was signed, not after the resume): a new one.
+        var later = Script.machine(tokens: true)
+        #expect(later.nextAction(now: now) == .connect(delay: .zero))
+        later.resumed(now: now, serverStreamLimit: 100, tokenMintedAt: now - .seconds(50 * 60))
+        #expect(later.nextAction(now: now) == .mintToken)
+    }
+}

@@ -43,6 +43,7 @@ import Testing
         let client = try ProviderClient(
             configuration: Self.configuration(server.endpoint, credentials: .certificate(identity)))
         let report = await client.send((1...500).map { Self.request($0) })
+        await client.shutdown()  // the client keeps its connection until then
         #expect(report.failure == nil)
         #expect(report.accepted == 500)
         #expect(report.isCompleteSuccess)
@@ -61,6 +62,7 @@ import Testing
         configuration.topic = "com.example.app"
         let client = try ProviderClient(configuration: configuration)
         let report = await client.send((1...20).map { Self.request($0) })
+        await client.shutdown()  // the client keeps its connection until then
         #expect(report.accepted == 20)
         let requests = server.finishedConnections(1).flatMap(\.requests)
         #expect(requests.count == 20)
@@ -86,6 +88,7 @@ import Testing
         background.pushType = .background
         background.priority = .immediate
         let report = await client.send([Self.request(1, payloadSize: 5000), background, Self.request(3)])
+        await client.shutdown()  // the client keeps its connection until then
         #expect(report.accepted == 1)
         #expect(report.rejected.map(\.reason) == [.payloadTooLarge, .badPriority])
         #expect(report.rejected.allSatisfy { $0.isLocal })
