@@ -12,7 +12,7 @@ enum ServeCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "serve",
-            abstract: "Run a local gateway simulator (binary protocol and feedback service).",
+            abstract: "Run a local gateway simulator (binary protocol and feedback service; --http2: the HTTP/2 API).",
             discussion: """
                 A faithful stand-in for Apple's retired gateway: TLS with required client certificates, strict \
                 decoding, error responses with Apple's status codes followed by a gentle close (so clients really \
