@@ -306,7 +306,10 @@ package final class ProviderConnection: HTTP2SessionDelegate {
                 if environment == .unknown {
                     reject(ProviderResponse(rejecting: .badCertificate), stream: stream, slot: slot)
                 } else {
-                    reject(ProviderResponse(rejecting: .badCertificateEnvironment), stream: stream, slot: slot)
+                    let server = policy.environment == .development ? "development (Apple's sandbox)" : "production"
+                    reject(
+                        ProviderResponse(rejecting: .badCertificateEnvironment), stream: stream, slot: slot,
+                        why: "the client certificate is for \(environment), this server is \(server)")
                     sendGoaway(reason: .badCertificateEnvironment, lastStream: stream)
                 }
                 return
@@ -435,9 +438,9 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         submit(.success(apnsID: id, apnsUniqueID: unique), on: stream)
     }
 
-    private func reject(_ response: ProviderResponse, stream: Int32, slot: Int32) {
+    private func reject(_ response: ProviderResponse, stream: Int32, slot: Int32, why: String? = nil) {
         let token = policy.events == nil ? nil : requestToken(slot)
-        respond(response, stream: stream, token: token)
+        respond(response, stream: stream, token: token, why: why)
     }
 
     /// The device token of the request in `slot`, for events.
@@ -449,7 +452,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
     }
 
     /// Answers with an error status (after the configured delay).
-    private func respond(_ response: ProviderResponse, stream: Int32, token: DeviceToken?) {
+    private func respond(_ response: ProviderResponse, stream: Int32, token: DeviceToken?, why: String? = nil) {
         var response = response
         if response.apnsID == nil { response.apnsID = .random(using: &generator) }
         rejectedCount += 1
@@ -459,7 +462,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         } else {
             pendingRejected.append((reason, 1))
         }
-        policy.emit(.rejected(connection: number, stream: stream, response: response, token: token))
+        policy.emit(.rejected(connection: number, stream: stream, response: response, token: token, why: why))
         let delay = policy.faults.errorDelay
         if delay > .zero {
             delayed.append((now + delay.inSeconds, stream, response))

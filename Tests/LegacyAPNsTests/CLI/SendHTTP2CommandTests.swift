@@ -42,4 +42,31 @@ import Testing
         #expect(byToken["first"]?.contains(#""pushType":"background""#) == true, "\(recorded)")
         #expect(byToken["second"]?.contains(#""pushType":"alert""#) == true, "\(recorded)")
     }
+
+    /// A production certificate against the default (development) `serve --http2`: both sides
+    /// say which environment each is for and how to change it, instead of a bare
+    /// 403 BadCertificateEnvironment.
+    @Test func aCertificateForTheOtherEnvironmentSaysWhichSideIsWhichAndHowToChangeIt() throws {
+        let server = try ChildProcess(["serve", "--http2", "--port", "0"])
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
+        let address = String(listening.dropFirst("listening on ".count).prefix { $0 != " " })
+        let result = try CLIRunner.runBinary([
+            "send", "--http2", "--gateway", address, "--ca-file", Fixtures.certs("ca.pem"), "--cert",
+            Fixtures.certs("production.p12"), "--passphrase-file", Fixtures.certs("passphrase.txt"), "--token",
+            String(repeating: "ab", count: 32), "--alert", "hi",
+        ])
+        #expect(result.status == 3)
+        let expected: String =
+            "legacy-push: error: APNs refused the credentials: 403 BadCertificateEnvironment (every "
+            + "notification would fail): the certificate is for production, and \(address) serves development "
+            + "(the sandbox): start the simulator with 'serve --http2 --environment production', or use a "
+            + "development certificate"
+        #expect(result.errorLines.last == expected, "\(result.stderr)")
+        #expect(server.interruptAndWait() == 0)
+        let logged: String =
+            "403 BadCertificateEnvironment token \(String(repeating: "ab", count: 32)): the client certificate is "
+            + "for production, this server is development (Apple's sandbox): start serve --http2 with "
+            + "--environment production for it, or the client uses a development (or universal) certificate"
+        #expect(server.stderr.contains(logged), "\(server.stderr)")
+    }
 }
