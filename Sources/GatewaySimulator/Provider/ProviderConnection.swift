@@ -300,6 +300,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         }
 
         let authorization: ProviderAuthorization
+        var refusedToken: (reason: ProviderReason, why: String?)?
         switch authentication {
         case .certificate(_, let environment):
             guard policy.environment.accepts(environment) else {
@@ -323,8 +324,9 @@ package final class ProviderConnection: HTTP2SessionDelegate {
             case .accepted(let topics, let change):
                 tokenChanged(change)
                 authorization = .token(.accepted(topics: topics))
-            case .rejected(let reason):
+            case .rejected(let reason, let why):
                 authorization = .token(.rejected(reason))
+                refusedToken = (reason, why)
             }
         }
 
@@ -335,7 +337,9 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         }
         switch outcome {
         case .rejected(let response):
-            reject(response, stream: stream, slot: slot)
+            // The token's refusal, when that is what the validator answered with: say why.
+            let why = refusedToken.flatMap { $0.reason == response.reason ? $0.why : nil }
+            reject(response, stream: stream, slot: slot, why: why)
         case .accepted(let request):
             handle(request, stream: stream)
         }

@@ -2,8 +2,8 @@ import HTTP2Client
 
 extension SendCommand {
     /// What to change when APNs refused the credentials themselves, in the words of the command
-    /// line: which environment the certificate and the server are for (BadCertificateEnvironment).
-    /// Nil for other refusals.
+    /// line: which environment the certificate and the server are for (BadCertificateEnvironment),
+    /// or what to check of a provider token (InvalidProviderToken). Nil for other refusals.
     static func credentialHint(
         for reason: ProviderReason?, credentials: ProviderCredentials, endpoint: Endpoint
     ) -> String? {
@@ -26,6 +26,10 @@ extension SendCommand {
             case .both, .unknown:
                 return nil
             }
+        case (.invalidProviderToken?, .token(_, let keyID, let teamID)):
+            return "check that the .p8 key is the one Apple registered under --key-id \(keyID), that --team-id "
+                + "\(teamID) is the team that key belongs to, and that this machine's clock is right (a token "
+                + "dated more than a minute ahead of APNs' clock is refused)"
         default:
             return nil
         }

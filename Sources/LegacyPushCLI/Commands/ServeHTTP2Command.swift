@@ -217,7 +217,7 @@ enum ServeHTTP2Command {
                 A faithful stand-in for api.push.apple.com: TLS with ALPN h2 (clients offering no ALPN get HTTP/2 \
                 too), certificate auth when the client presents a certificate chaining to --ca-file (its topics: \
                 the subject UID and Apple's topics extension; a certificate for the other --environment gets \
-                GOAWAY {"reason":"BadCertificateEnvironment"}, logged with both environments), token auth when it presents none (--auth-key; \
+                GOAWAY {"reason":"BadCertificateEnvironment"}, logged with both environments), token auth when it presents none (--auth-key; each refusal logged with the check that refused it; \
                 MissingProviderToken, InvalidProviderToken, ExpiredProviderToken after an hour, \
                 UnrelatedKeyIdInToken, TooManyProviderTokenUpdates within 20 minutes), \
                 SETTINGS_MAX_CONCURRENT_STREAMS 1 until the first valid token, Apple's request rules and \
