@@ -27,11 +27,21 @@ build=.build/fuzz
 modules=$build/modules
 binary=$build/fuzz-legacyapns
 mkdir -p "$modules"
+# CHexDecode (APNsCore's one C dependency) has no module map of its own: SwiftPM makes one from
+# its include/ folder, so this script writes the same one for swiftc.
+chex=$build/CHexDecode
 flags=(-O -sanitize=fuzzer,address -parse-as-library -package-name legacyapns -I "$modules" -I Sources/COpenSSL
-    -I Sources/CNGHTTP2)
-sources_changed() { [ ! -f "$binary" ] || [ -n "$(find Sources Fuzz -name '*.swift' -newer "$binary" | head -1)" ]; }
+    -I Sources/CNGHTTP2 -I "$chex")
+sources_changed() {
+    [ ! -f "$binary" ] || [ -n "$(find Sources Fuzz \( -name '*.swift' -o -name '*.c' -o -name '*.h' \) -newer "$binary" | head -1)" ]
+}
 if sources_changed; then
     echo "fuzz: building $binary"
+    mkdir -p "$chex"
+    printf 'module CHexDecode {\n    header "%s"\n    export *\n}\n' "$PWD/Sources/CHexDecode/include/CHexDecode.h" \
+        >"$chex/module.modulemap"
+    clang -O2 -fsanitize=fuzzer-no-link,address -I Sources/CHexDecode/include -c Sources/CHexDecode/hex_decode.c \
+        -o "$build/CHexDecode.o"
     compile() { # module, sources...
         local module=$1
         shift
@@ -45,6 +55,7 @@ if sources_changed; then
     compile FuzzHarness $(find Fuzz/Harness -name '*.swift' | sort)
     swiftc "${flags[@]}" -module-name FuzzEntry Fuzz/Entry/FuzzEntry.swift "$build"/APNsCore.o \
         "$build"/APNsCredentials.o "$build"/APNsRuntime.o "$build"/GatewaySimulator.o "$build"/FuzzHarness.o \
+        "$build"/CHexDecode.o \
         -lssl -lcrypto -lnghttp2 -lm -o "$binary"
 fi
 

@@ -1,9 +1,11 @@
-// A package of your own, next to a LegacyAPNs checkout, needs in its Package.swift:
-//     dependencies: [.package(path: "../LegacyAPNs")],
-//     targets: [.executableTarget(name: "Notify", dependencies: [.product(name: "LegacyAPNs", package: "LegacyAPNs")])]
-// Run it with the test certificates' folder and a gateway (`legacy-push serve` listens on 127.0.0.1:2195):
-//     swift run Notify ../LegacyAPNs/Fixtures/certs 127.0.0.1:2195
-import Foundation  // for exit(); LegacyAPNs itself does not import Foundation
+// A package of your own depends on a LegacyAPNs checkout in its Package.swift; `package:` is the
+// name of the checkout's folder, whatever it is called (here "legacy-apns", next to your package):
+//     dependencies: [.package(path: "../legacy-apns")],
+//     targets: [.executableTarget(name: "Notify", dependencies: [.product(name: "LegacyAPNs", package: "legacy-apns")])]
+// Run it with the path to that checkout's Fixtures/certs and a gateway (`legacy-push serve` listens on 127.0.0.1:2195):
+//     swift run Notify ../legacy-apns/Fixtures/certs 127.0.0.1:2195
+// In the checkout itself: swift run Notify Fixtures/certs 127.0.0.1:2195
+import Foundation  // for exit() and FileManager; LegacyAPNs itself does not import Foundation
 import LegacyAPNs
 
 @main
@@ -13,10 +15,21 @@ struct Notify {
         var items: [String]
     }
 
-    static func main() async throws {
+    static func main() async {
+        do {
+            try await send()
+        } catch {
+            fail("\(error)")  // e.g. wrong passphrase for the .p12, or a malformed gateway address
+        }
+    }
+
+    static func send() async throws {
         let arguments = CommandLine.arguments.dropFirst()
-        let certs = arguments.first ?? "../LegacyAPNs/Fixtures/certs"
-        let gateway = try Endpoint(parsing: arguments.dropFirst().first ?? "127.0.0.1:2195")
+        let certs = arguments.first ?? "Fixtures/certs"
+        guard FileManager.default.fileExists(atPath: certs + "/ca.pem") else {
+            fail("no test certificates in '\(certs)': give the path to a LegacyAPNs checkout's Fixtures/certs")
+        }
+        let gateway = try Endpoint(parsing: arguments.dropFirst().first ?? "127.0.0.1:2195", naming: "the gateway")
 
         let identity = try ClientIdentity(pkcs12File: certs + "/universal-legacy.p12", passphrase: "secret")
         let trust = try TLSConfiguration.Trust.pem(file: certs + "/ca.pem")
@@ -40,5 +53,11 @@ struct Notify {
             print("failed: \(failure.reason)")  // e.g. cannot connect to 127.0.0.1:2195: Connection refused
             exit(1)
         }
+    }
+
+    /// One line on stderr and exit status 1: no backtrace for a mistake in the arguments.
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("Notify: error: \(message)\n".utf8))
+        exit(1)
     }
 }

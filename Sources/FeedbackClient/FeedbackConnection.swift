@@ -190,7 +190,7 @@ struct FeedbackConnection {
         return LegacyAPNsError(
             .timedOut,
             "the feedback service at \(peer) sent nothing for \(formatSeconds(settings.idleTimeout))"
-                + (completeTuples.map { " after \($0) tuples" } ?? ""))
+                + (completeTuples.map { " after \($0) tuple\($0 == 1 ? "" : "s")" } ?? ""))
     }
 
     static let cancelled = LegacyAPNsError(.cancelled, "the feedback read was cancelled")

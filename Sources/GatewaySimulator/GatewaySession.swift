@@ -18,6 +18,9 @@ final class GatewaySession: LoopConnection {
     enum Verdict {
         /// Answer with this error response (command 0: close without one), then close gently.
         case reject(ErrorResponse, token: DeviceToken?, reason: String, command: Command)
+        /// Answer a sender's ``ConfirmationBarrier`` (status 2 naming it), then close gently: not
+        /// a rejection.
+        case confirm(ErrorResponse)
         /// Answer status 10 naming the last accepted notification.
         case shutdown(UInt32)
         /// Close without a word.
@@ -289,9 +292,12 @@ final class GatewaySession: LoopConnection {
             do {
                 frame = try decoder.next()
             } catch {
-                verdict = .reject(
-                    error.errorResponse, token: nil, reason: "byte \(error.offset): \(error.reason)",
-                    command: error.command)
+                verdict =
+                    error.isConfirmationBarrier
+                    ? .confirm(error.errorResponse)
+                    : .reject(
+                        error.errorResponse, token: nil, reason: "byte \(error.offset): \(error.reason)",
+                        command: error.command)
                 break decoding
             }
             guard case .notification(let notification, let command)? = frame else { break decoding }
@@ -403,6 +409,11 @@ final class GatewaySession: LoopConnection {
                 drain(for: drainTime, now: now)
                 return
             }
+            respond(response, now: now)
+        case .confirm(let response):
+            simulator.state.withLock { $0.statistics.confirmationBarriers += 1 }
+            simulator.emit(
+                .confirmationAnswered(connection: number, identifier: response.identifier, accepted: accepted))
             respond(response, now: now)
         case .shutdown(let identifier):
             simulator.state.withLock { $0.statistics.shutdowns += 1 }

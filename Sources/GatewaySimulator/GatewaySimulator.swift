@@ -150,6 +150,8 @@ public final class GatewaySimulator: Sendable {
         public var accepted = 0
         /// Notifications or frames refused with an error response (or a close, for command 0).
         public var rejected = 0
+        /// Confirmation barriers answered (not in ``rejected``).
+        public var confirmationBarriers = 0
         /// Status 10 answers sent.
         public var shutdowns = 0
         /// Connections closed without an error response (fault injection).

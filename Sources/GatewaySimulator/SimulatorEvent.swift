@@ -13,6 +13,11 @@ public enum SimulatorEvent: Hashable, Sendable {
     case handshakeFailed(client: String, reason: String)
     /// A notification was refused with an error response (or, for command 0, by closing).
     case rejected(connection: Int, response: ErrorResponse, token: DeviceToken?, reason: String)
+    /// A sender's ``ConfirmationBarrier`` (an enhanced frame with neither token nor payload,
+    /// which senders such as `PushClient` write to learn that everything before it was accepted)
+    /// was answered with status 2 naming it, as Apple's gateway answered it, after `accepted`
+    /// notifications on the connection: not a rejection, and not counted as one.
+    case confirmationAnswered(connection: Int, identifier: UInt32, accepted: Int)
     /// The simulator answered status 10 after `identifier`.
     case shutdown(connection: Int, identifier: UInt32)
     /// The simulator closed a connection without an error response (fault injection).

@@ -80,9 +80,10 @@ public struct BridgeStatistics: Hashable, Sendable, CustomStringConvertible {
 
     /// One line: "1000 received, 999 forwarded: 990 accepted, 5 unregistered, 4 rejected, ...".
     public var description: String {
-        "\(received) received, \(forwarded) forwarded: \(accepted) accepted, \(unregistered) unregistered, "
-            + "\(rejected) rejected, \(unavailable) unavailable; \(acknowledgedResends) resends acknowledged, "
-            + "\(possibleDuplicates) possible duplicates, \(notDelivered) not delivered, "
-            + "\(errorResponses) error responses, \(feedbackServed) feedback tuples served"
+        func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+        return "\(received) received, \(forwarded) forwarded: \(accepted) accepted, \(unregistered) unregistered, "
+            + "\(rejected) rejected, \(unavailable) unavailable; \(count(acknowledgedResends, "resend")) acknowledged, "
+            + "\(count(possibleDuplicates, "possible duplicate")), \(notDelivered) not delivered, "
+            + "\(count(errorResponses, "error response")), \(count(feedbackServed, "feedback tuple")) served"
     }
 }

@@ -447,7 +447,8 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
                         .certificateRejected,
                         "the gateway ended every connection right after the TLS handshake "
                             + "(\(endedBeforeAnyVerdict) in a row, nothing confirmed): it probably refuses this "
-                            + "certificate's environment (production/sandbox) or its topic; last: \(error.reason)",
+                            + "certificate's environment (production/sandbox) or its topic, or this is the feedback "
+                            + "port (2196) and not a gateway port (2195); last: \(error.reason)",
                         underlying: error))
                 return
             }

@@ -43,7 +43,9 @@
 ///   barrier). With the default budget of four, the second such connection in a row, from the
 ///   first on, stops the send with ``LegacyAPNsError/Code-swift.struct/certificateRejected``: "the
 ///   gateway ended every connection right after the TLS handshake (2 in a row, nothing confirmed):
-///   it probably refuses this certificate's environment (production/sandbox) or its topic". A
+///   it probably refuses this certificate's environment (production/sandbox) or its topic, or this
+///   is the feedback port (2196) and not a gateway port (2195)" (a feedback service with nothing
+///   to list closes right after the handshake too). A
 ///   gateway that merely drops large connections after some notifications answers the probe's
 ///   barrier, and its first verdict ends the rule for the rest of the send.
 ///

@@ -189,6 +189,9 @@ public struct FrameDecoder: Sendable {
         let identifier = isEnhanced ? reader.getInteger(at: FrameLayout.Enhanced.identifier, as: UInt32.self)! : 0
         let expiry = isEnhanced ? reader.getInteger(at: FrameLayout.Enhanced.expiry, as: UInt32.self)! : 0
         if tokenLength == 0 {
+            // A ConfirmationBarrier has payload length 0 too: wait for it, so a barrier split
+            // between reads is told apart (FrameDecodingError.isConfirmationBarrier) all the same.
+            if isEnhanced, bytes.count < ConfirmationBarrier.byteCount { return .needMore }
             return .invalid(
                 Problem(
                     status: .missingDeviceToken, identifier: identifier, offset: tokenLengthOffset,

@@ -300,13 +300,17 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         }
 
         let authorization: ProviderAuthorization
+        var refusedToken: (reason: ProviderReason, why: String?)?
         switch authentication {
         case .certificate(_, let environment):
             guard policy.environment.accepts(environment) else {
                 if environment == .unknown {
                     reject(ProviderResponse(rejecting: .badCertificate), stream: stream, slot: slot)
                 } else {
-                    reject(ProviderResponse(rejecting: .badCertificateEnvironment), stream: stream, slot: slot)
+                    let server = policy.environment == .development ? "development (Apple's sandbox)" : "production"
+                    reject(
+                        ProviderResponse(rejecting: .badCertificateEnvironment), stream: stream, slot: slot,
+                        why: "the client certificate is for \(environment), this server is \(server)")
                     sendGoaway(reason: .badCertificateEnvironment, lastStream: stream)
                 }
                 return
@@ -320,8 +324,9 @@ package final class ProviderConnection: HTTP2SessionDelegate {
             case .accepted(let topics, let change):
                 tokenChanged(change)
                 authorization = .token(.accepted(topics: topics))
-            case .rejected(let reason):
+            case .rejected(let reason, let why):
                 authorization = .token(.rejected(reason))
+                refusedToken = (reason, why)
             }
         }
 
@@ -332,7 +337,9 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         }
         switch outcome {
         case .rejected(let response):
-            reject(response, stream: stream, slot: slot)
+            // The token's refusal, when that is what the validator answered with: say why.
+            let why = refusedToken.flatMap { $0.reason == response.reason ? $0.why : nil }
+            reject(response, stream: stream, slot: slot, why: why)
         case .accepted(let request):
             handle(request, stream: stream)
         }
@@ -435,9 +442,9 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         submit(.success(apnsID: id, apnsUniqueID: unique), on: stream)
     }
 
-    private func reject(_ response: ProviderResponse, stream: Int32, slot: Int32) {
+    private func reject(_ response: ProviderResponse, stream: Int32, slot: Int32, why: String? = nil) {
         let token = policy.events == nil ? nil : requestToken(slot)
-        respond(response, stream: stream, token: token)
+        respond(response, stream: stream, token: token, why: why)
     }
 
     /// The device token of the request in `slot`, for events.
@@ -449,7 +456,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
     }
 
     /// Answers with an error status (after the configured delay).
-    private func respond(_ response: ProviderResponse, stream: Int32, token: DeviceToken?) {
+    private func respond(_ response: ProviderResponse, stream: Int32, token: DeviceToken?, why: String? = nil) {
         var response = response
         if response.apnsID == nil { response.apnsID = .random(using: &generator) }
         rejectedCount += 1
@@ -459,7 +466,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         } else {
             pendingRejected.append((reason, 1))
         }
-        policy.emit(.rejected(connection: number, stream: stream, response: response, token: token))
+        policy.emit(.rejected(connection: number, stream: stream, response: response, token: token, why: why))
         let delay = policy.faults.errorDelay
         if delay > .zero {
             delayed.append((now + delay.inSeconds, stream, response))

@@ -2,7 +2,7 @@ import APNsCore
 import APNsCredentials
 
 /// What ``ProviderSimulator`` saw, for logs and tests. Delivered from the connection threads;
-/// per-request events (``rejected(connection:stream:response:token:)``) only cost anything when
+/// per-request events (``rejected(connection:stream:response:token:why:)``) only cost anything when
 /// an event handler is configured.
 public enum ProviderSimulatorEvent: Hashable, Sendable {
     /// How a connection authenticates, decided by the TLS handshake.
@@ -29,8 +29,10 @@ public enum ProviderSimulatorEvent: Hashable, Sendable {
     case tokenAccepted(connection: Int, keyID: String, teamID: String)
     /// A token connection's token was replaced by a newer valid one.
     case tokenUpdated(connection: Int, keyID: String)
-    /// A request was answered with an error status.
-    case rejected(connection: Int, stream: Int32, response: ProviderResponse, token: DeviceToken?)
+    /// A request was answered with an error status. `why` says what the simulator found when the
+    /// status alone does not (a certificate for the other environment, which check refused a
+    /// provider token); nil otherwise.
+    case rejected(connection: Int, stream: Int32, response: ProviderResponse, token: DeviceToken?, why: String?)
     /// A request will never be answered (fault injection).
     case stalled(connection: Int, stream: Int32)
     /// The simulator sent GOAWAY: streams above `lastStreamID` are not processed.

@@ -32,8 +32,9 @@ struct ProviderTokenAuthority {
     enum Verdict: Equatable {
         /// Accepted; `topics` as ``ProviderAuthorization/TokenVerdict/accepted(topics:)`` wants them.
         case accepted(topics: [String]?, change: Change)
-        /// Refused with this reason.
-        case rejected(ProviderReason)
+        /// Refused with this reason; `why` says which check refused it, for the log (nil when the
+        /// reason says it all).
+        case rejected(ProviderReason, why: String? = nil)
     }
 
     /// Whether the accepted token is new to the connection.
@@ -57,7 +58,7 @@ struct ProviderTokenAuthority {
     private var current: (value: [UInt8], token: ProviderToken, acceptedAt: Int64, topics: [String]?)?
     /// The last refused value and why (time-independent reasons only), so a client repeating a
     /// bad token does not cost a signature check per request.
-    private var lastRefused: (value: [UInt8], reason: ProviderReason)?
+    private var lastRefused: (value: [UInt8], verdict: Verdict)?
 
     static let maximumAge: Int64 = 3600 * 1000
     static let minimumUpdateInterval: Int64 = 20 * 60 * 1000
@@ -87,7 +88,7 @@ struct ProviderTokenAuthority {
             return isExpired(current.token, now: now)
                 ? .rejected(.expiredProviderToken) : .accepted(topics: current.topics, change: .none)
         }
-        if let lastRefused, Self.equal(lastRefused.value, value) { return .rejected(lastRefused.reason) }
+        if let lastRefused, Self.equal(lastRefused.value, value) { return lastRefused.verdict }
         let text = String(decoding: value, as: UTF8.self)
         let token: ProviderToken
         do {
@@ -95,17 +96,42 @@ struct ProviderTokenAuthority {
         } catch .missing {
             return .rejected(.missingProviderToken)
         } catch {
-            return refuse(value, .invalidProviderToken)
+            return refuse(value, .invalidProviderToken, why: "\(error)")
         }
-        guard let key = keys[token.keyID] else { return refuse(value, .invalidProviderToken) }
-        if let current, current.token.keyID != token.keyID { return refuse(value, .unrelatedKeyIdInToken) }
-        guard token.teamID == key.teamID else { return refuse(value, .invalidProviderToken) }
+        guard let key = keys[token.keyID] else {
+            return refuse(
+                value, .invalidProviderToken,
+                why: "no key is registered under the token's key id \(token.keyID) (known: "
+                    + keys.keys.sorted().joined(separator: ", ") + ")")
+        }
+        if let current, current.token.keyID != token.keyID {
+            return refuse(
+                value, .unrelatedKeyIdInToken,
+                why: "the connection belongs to key \(current.token.keyID), the token is signed by key \(token.keyID)")
+        }
+        guard token.teamID == key.teamID else {
+            return refuse(
+                value, .invalidProviderToken,
+                why: "the token's team id \(token.teamID) is not \(key.teamID), the team of key \(token.keyID)")
+        }
         if let limited = key.environment, limited != environment {
             return refuse(value, .badEnvironmentKeyIdInToken)
         }
-        guard key.publicKey.isValidSignature(for: token) else { return refuse(value, .invalidProviderToken) }
-        if isExpired(token, now: now) { return refuse(value, .expiredProviderToken) }
-        if token.issuedAt * 1000 > now + Self.allowedClockSkew { return .rejected(.invalidProviderToken) }
+        guard key.publicKey.isValidSignature(for: token) else {
+            return refuse(
+                value, .invalidProviderToken,
+                why: "the signature does not verify with the key registered under key id \(token.keyID): "
+                    + "the token was signed with another .p8")
+        }
+        if isExpired(token, now: now) {
+            return refuse(value, .expiredProviderToken, why: "issued at \(token.issuedAt), over an hour ago")
+        }
+        if token.issuedAt * 1000 > now + Self.allowedClockSkew {
+            return .rejected(
+                .invalidProviderToken,
+                why: "issued at \(token.issuedAt), \((token.issuedAt * 1000 - now) / 1000) s ahead of this server's "
+                    + "clock (more than a minute in the future: the sender's clock is fast)")
+        }
         let topics = teamTopics[token.teamID]
         guard let previous = current else {
             current = (Array(value), token, now, topics)
@@ -127,9 +153,11 @@ struct ProviderTokenAuthority {
         now - token.issuedAt * 1000 > Self.maximumAge
     }
 
-    private mutating func refuse(_ value: UnsafeRawBufferPointer, _ reason: ProviderReason) -> Verdict {
-        lastRefused = (Array(value.prefix(4096)), reason)
-        return .rejected(reason)
+    private mutating func refuse(
+        _ value: UnsafeRawBufferPointer, _ reason: ProviderReason, why: String? = nil
+    ) -> Verdict {
+        lastRefused = (Array(value.prefix(4096)), .rejected(reason, why: why))
+        return .rejected(reason, why: why)
     }
 
     /// A team's bundle ids with every push-type suffix, as the validator compares whole topics.

@@ -12,12 +12,10 @@ enum ConnectionOptions {
             + "name is still verified.")
 
     /// `--gateway` or `--feedback`.
-    static func address(_ name: String, defaultPort: Int) -> Option<Endpoint> {
-        .endpoint(name, help: "Connect here instead (e.g. a local simulator: 127.0.0.1:\(defaultPort)).")
-    }
-
-    static func options(addressOption: String, defaultPort: Int) -> [OptionSpec] {
-        [sandbox.spec, address(addressOption, defaultPort: defaultPort).spec, caFile.spec]
+    static func address(_ name: String, defaultPort: UInt16) -> Option<Endpoint> {
+        .endpoint(
+            name, help: "Connect here instead (e.g. a local simulator: 127.0.0.1:\(defaultPort)).",
+            examplePort: defaultPort)
     }
 
     /// The trust for the server certificate.
@@ -29,18 +27,5 @@ enum ConnectionOptions {
         } catch {
             throw CLIError.usage("'\(path)' holds no PEM certificate (--ca-file wants the CA in PEM)")
         }
-    }
-
-    /// The endpoint from `--<addressOption>` or `--sandbox`, else `production`.
-    static func endpoint(_ arguments: ParsedArguments, addressOption: String, production: Endpoint, sandbox: Endpoint)
-        throws -> Endpoint
-    {
-        if let endpoint = try arguments.value(address(addressOption, defaultPort: 0)) {
-            if arguments.isSet(self.sandbox) {
-                throw CLIError.usage("give either --\(addressOption) or --sandbox, not both")
-            }
-            return endpoint
-        }
-        return arguments.isSet(self.sandbox) ? sandbox : production
     }
 }

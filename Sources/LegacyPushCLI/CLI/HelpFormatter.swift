@@ -52,7 +52,9 @@ enum HelpFormatter {
     static func usage(_ command: CommandSpec, path: String) -> String {
         if !command.subcommands.isEmpty { return "\(path) <subcommand>" }
         var parts = [path]
-        for option in command.options {
+        let given = Set(path.split(separator: " ").filter { $0.hasPrefix("--") }.map { $0.dropFirst(2) })
+        // The flag that chose a variant (`serve --http2`) is in the path already.
+        for option in command.options where !given.contains(Substring(option.name)) {
             var part = "--\(option.name)"
             if let valueName = option.valueName { part += " <\(valueName)>" }
             if option.isRepeatable { part += " ..." }

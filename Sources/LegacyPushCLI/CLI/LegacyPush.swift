@@ -12,17 +12,23 @@ enum LegacyPush {
     static var root: CommandSpec {
         CommandSpec(
             name: "legacy-push",
-            abstract: "Send, receive, simulate and inspect Apple's legacy binary push protocol.",
+            abstract:
+                "Send, receive, simulate and inspect Apple push: the legacy binary protocol and the HTTP/2 API.",
             discussion: """
                 Apple's binary APNs interface (gateway port 2195, feedback port 2196) was retired \
                 in 2021; this tool keeps its certificates, fixtures and senders testable: a \
                 faithful local gateway, a sender that never loses a notification, and converters \
                 for old .p12 files.
+
+                For Apple's HTTP/2 provider API (api.push.apple.com): 'send --http2' sends with the \
+                same .p12 or a .p8 key, 'serve --http2' runs a local HTTP/2 APNs, and 'bridge' lets \
+                an unmodified binary sender deliver through HTTP/2.
                 """,
             subcommands: commands + [helpSpec],
             examples: [
                 "legacy-push demo",
                 "legacy-push help send",
+                "legacy-push help serve --http2",
             ],
             environment: [(BundledCertificates.environmentVariable, BundledCertificates.environmentHelp)])
     }
@@ -42,7 +48,8 @@ enum LegacyPush {
             abstract: "Show help for a subcommand.",
             arguments: [
                 ArgumentSpec(
-                    name: "subcommand", help: "The subcommand, e.g. 'send' or 'frame decode'.", isOptional: true)
+                    name: "subcommand", help: "The subcommand, e.g. 'send', 'frame decode' or 'serve --http2'.",
+                    isOptional: true)
             ],
             run: nil)
     }
@@ -96,6 +103,12 @@ enum LegacyPush {
                 if word == "--version" {
                     console.print("legacy-push \(version)")
                     return .success
+                }
+                if let variant = command.variants.first(where: { "--" + $0.flag == word }) {
+                    // `help serve --http2`: the variant's own help, as `serve --http2 --help`.
+                    command = variant.spec
+                    path += " " + word
+                    continue
                 }
                 guard let sub = command.subcommands.first(where: { $0.name == word }) else {
                     if word.hasPrefix("-") {

@@ -156,13 +156,14 @@ extension Option where Value == Duration {
 }
 
 extension Option where Value == Endpoint {
-    /// `HOST:PORT` (IPv6 literals in brackets).
-    static func endpoint(_ name: String, help: String) -> Option {
+    /// `HOST:PORT` (IPv6 literals in brackets), through the one parser: a URL, a port over
+    /// 65535 or a missing port is a usage error saying why (`examplePort` is the one suggested).
+    static func endpoint(_ name: String, help: String, examplePort: UInt16) -> Option {
         Option(name, "host:port", help: help) { text in
             do {
-                return try Endpoint(parsing: text)
+                return try Endpoint(parsing: text, naming: "--" + name, examplePort: examplePort)
             } catch let error as LegacyAPNsError {
-                throw CLIError.usage("--\(name): \(error.reason)")
+                throw CLIError.usage(error.reason)
             }
         }
     }

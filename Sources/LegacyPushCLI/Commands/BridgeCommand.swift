@@ -35,7 +35,8 @@ enum BridgeCommand {
             return bytes
         }
         static let upstream = Option<Endpoint>.endpoint(
-            "upstream", help: "The HTTP/2 API to deliver to (default: api.push.apple.com:443, or the sandbox).")
+            "upstream", help: "The HTTP/2 API to deliver to (default: api.push.apple.com:443, or the sandbox).",
+            examplePort: 443)
         static let sandbox = Flag("sandbox", help: "Deliver to api.sandbox.push.apple.com:443.")
         static let upstreamCAFile = Option<String>.text(
             "upstream-ca-file", "path",

@@ -21,14 +21,8 @@ enum FeedbackCommand {
         static let json = Flag("json", help: "Print one JSON object per tuple.")
         static let save = Option<String>.text(
             "save", "path", help: "Append the raw tuples to this file (mode 0600), synced before printing.")
-        static let feedback = Option<Endpoint>(
-            "feedback", "host:port", help: "Another feedback service, e.g. a local simulator (127.0.0.1:2196)."
-        ) { text in
-            guard let endpoint = try? Endpoint(parsing: text) else {
-                throw CLIError.usage("--feedback expects HOST:PORT, got '\(text)'")
-            }
-            return endpoint
-        }
+        static let feedback = Option<Endpoint>.endpoint(
+            "feedback", help: "Another feedback service, e.g. a local simulator (127.0.0.1:2196).", examplePort: 2196)
         static let sandbox = Flag("sandbox", help: "Use feedback.sandbox.push.apple.com:2196 instead of production.")
         static let timeout = Option<Duration>.seconds(
             "timeout", help: "Seconds to connect, and the longest silence from the service during a read.",

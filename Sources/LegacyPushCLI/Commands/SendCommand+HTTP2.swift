@@ -127,9 +127,16 @@ extension SendCommand {
         let interrupt = InterruptWatch.send(
             console: console, progress: progress, inFlight: { client.notificationsInFlight },
             settle: { task.cancel() }, abandon: { client.abandon() })
-        let report = await task.value
+        var report = await task.value
         interrupt.cancel()
         progress?.finish()
+        if let failure = report.failure, failure.code == .certificateRejected,
+            let hint = report.rejected.lazy.compactMap({
+                credentialHint(for: $0.reason, credentials: credentials, endpoint: endpoint)
+            }).first
+        {
+            report.failure = LegacyAPNsError(failure.code, failure.reason + ": " + hint, underlying: failure.underlying)
+        }
 
         if let failure = report.failure, failure.code != .cancelled { console.error(failure.reason) }
         output.summary(report, endpoint: endpoint)

@@ -51,7 +51,7 @@ enum SendCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "send",
-            abstract: "Send notifications through a legacy binary gateway and account for every one.",
+            abstract: "Send notifications through a binary gateway (--http2: the HTTP/2 API), accounting for each.",
             discussion: """
                 Give --token (repeatable) with a payload, or --input with JSON Lines, one notification a line: \
                 {"token":"<hex>","payload":{...},"id":7,"expiry":0,"priority":10}. The whole input is checked \

@@ -12,7 +12,7 @@ enum ServeCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "serve",
-            abstract: "Run a local gateway simulator (binary protocol and feedback service).",
+            abstract: "Run a local gateway simulator (binary protocol and feedback service; --http2: the HTTP/2 API).",
             discussion: """
                 A faithful stand-in for Apple's retired gateway: TLS with required client certificates, strict \
                 decoding, error responses with Apple's status codes followed by a gentle close (so clients really \
@@ -21,7 +21,9 @@ enum ServeCommand {
                 client certificate such as Fixtures/certs/universal-modern.p12, passphrase "secret").
 
                 Prints "listening on HOST:PORT" (and "feedback on HOST:PORT") once ready; stops cleanly on \
-                Ctrl-C or SIGTERM. Connections and rejections are logged on stderr. With --record, accepted \
+                Ctrl-C or SIGTERM. Connections and rejections are logged on stderr (a sender's confirmation \
+                barrier, an enhanced frame with neither token nor payload, gets status 2 as from Apple and is \
+                logged and counted as a barrier, not as a rejection). With --record, accepted \
                 notifications reach the file within 100 ms, and before the client learns of a verdict.
 
                 Nobody can hold the simulator: a client has --handshake-timeout seconds for the TLS handshake, \
@@ -200,9 +202,14 @@ enum ServeCommand {
             },
             stop: { await simulator.stop() })
         let statistics = simulator.statistics
-        console.diagnostic(
-            "stopped: \(statistics.connections) connections, \(statistics.accepted) accepted, \(statistics.rejected) rejected, "
-                + "\(statistics.shutdowns) shutdowns, \(statistics.silentCloses) silent closes")
+        var stopped =
+            "stopped: \(counted(statistics.connections, "connection")), \(statistics.accepted) accepted, "
+            + "\(statistics.rejected) rejected, \(counted(statistics.shutdowns, "shutdown")), "
+            + counted(statistics.silentCloses, "silent close")
+        if statistics.confirmationBarriers > 0 {
+            stopped += ", \(counted(statistics.confirmationBarriers, "confirmation barrier")) answered"
+        }
+        console.diagnostic(stopped)
         return .success
     }
 
@@ -258,20 +265,23 @@ enum ServeCommand {
             "connection \(connection): rejected id \(response.identifier)\(token.map { " token \($0.hexString)" } ?? ""): status \(response.status): \(reason)"
         case .shutdown(let connection, let identifier):
             "connection \(connection): shutdown after id \(identifier) (status 10)"
+        case .confirmationAnswered(let connection, let identifier, let accepted):
+            "connection \(connection): confirmation barrier id \(identifier) answered (status 2, as Apple's gateway did) "
+                + "after \(counted(accepted, "notification")), all accepted"
         case .closedSilently(let connection, let accepted):
-            "connection \(connection): closed silently after \(accepted) notifications"
+            "connection \(connection): closed silently after \(counted(accepted, "notification"))"
         case .disconnected(let connection, let accepted):
-            "connection \(connection): closed by the client after \(accepted) notifications"
+            "connection \(connection): closed by the client after \(counted(accepted, "notification"))"
         case .idleTimeout(let connection, let accepted):
-            "connection \(connection): closed after sending nothing for the idle timeout (\(accepted) notifications)"
+            "connection \(connection): closed after sending nothing for the idle timeout (\(counted(accepted, "notification")))"
         case .progressTimeout(let connection, let accepted):
-            "connection \(connection): closed: a frame stayed incomplete for the frame timeout (\(accepted) notifications)"
+            "connection \(connection): closed: a frame stayed incomplete for the frame timeout (\(counted(accepted, "notification")))"
         case .evicted(let connection, let accepted):
-            "connection \(connection): closed to make room for a new client (idle; \(accepted) notifications)"
+            "connection \(connection): closed to make room for a new client (idle; \(counted(accepted, "notification")))"
         case .certificateRefused(let connection, let client, let reason):
             "connection \(connection) from \(client): closed right after the handshake: \(reason)"
         case .feedbackServed(let client, let count):
-            "feedback: \(count) tuples to \(client)"
+            "feedback: \(counted(count, "tuple")) to \(client)"
         case .refused(let client):
             "refused \(client): too many connections, all of them active"
         }

@@ -217,7 +217,7 @@ enum ServeHTTP2Command {
                 A faithful stand-in for api.push.apple.com: TLS with ALPN h2 (clients offering no ALPN get HTTP/2 \
                 too), certificate auth when the client presents a certificate chaining to --ca-file (its topics: \
                 the subject UID and Apple's topics extension; a certificate for the other --environment gets \
-                GOAWAY {"reason":"BadCertificateEnvironment"}), token auth when it presents none (--auth-key; \
+                GOAWAY {"reason":"BadCertificateEnvironment"}, logged with both environments), token auth when it presents none (--auth-key; each refusal logged with the check that refused it; \
                 MissingProviderToken, InvalidProviderToken, ExpiredProviderToken after an hour, \
                 UnrelatedKeyIdInToken, TooManyProviderTokenUpdates within 20 minutes), \
                 SETTINGS_MAX_CONCURRENT_STREAMS 1 until the first valid token, Apple's request rules and \
@@ -296,7 +296,7 @@ enum ServeHTTP2Command {
         }
         if !arguments.isSet(Options.quiet) {
             configuration.events = { event in
-                if let line = describe(event) { console.diagnostic(line) }
+                if let line = describe(event, environment: environment) { console.diagnostic(line) }
             }
         }
         if authKeys.isEmpty {
@@ -336,8 +336,9 @@ enum ServeHTTP2Command {
         return (identity, trust)
     }
 
-    /// One stderr line per event worth logging.
-    static func describe(_ event: ProviderSimulatorEvent) -> String? {
+    /// One stderr line per event worth logging; `environment` is the simulator's (for the hint
+    /// to a client whose certificate is for the other one).
+    static func describe(_ event: ProviderSimulatorEvent, environment: ProviderSimulator.Environment) -> String? {
         switch event {
         case .connected(let connection, let client, let version, let alpn, let authentication):
             let how: String
@@ -354,9 +355,17 @@ enum ServeHTTP2Command {
             return "connection \(connection): provider token of key \(keyID), team \(teamID) accepted"
         case .tokenUpdated(let connection, let keyID):
             return "connection \(connection): new provider token of key \(keyID)"
-        case .rejected(let connection, let stream, let response, let token):
-            return
+        case .rejected(let connection, let stream, let response, let token, let why):
+            var line =
                 "connection \(connection) stream \(stream): \(response)\(token.map { " token \($0.hexString)" } ?? "")"
+            if let why { line += ": " + why }
+            if response.reason == .badCertificateEnvironment {
+                let other: ProviderSimulator.Environment = environment == .development ? .production : .development
+                line +=
+                    ": start serve --http2 with --environment \(other) for it, or the client uses a \(environment) "
+                    + "(or universal) certificate"
+            }
+            return line
         case .stalled(let connection, let stream):
             return "connection \(connection) stream \(stream): stalled (never answered)"
         case .goaway(let connection, let last, let reason):

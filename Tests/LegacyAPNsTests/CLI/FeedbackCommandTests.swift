@@ -161,7 +161,7 @@ import Testing
             case .onceAndInterval: "give either --once or --interval, not both"
             case .maxFailuresWithoutInterval: "--max-failures needs --interval"
             case .sandboxAndFeedback: "give either --sandbox or --feedback, not both"
-            case .malformedAddress: "--feedback expects HOST:PORT, got 'localhost'"
+            case .malformedAddress: "--feedback needs a port: HOST:PORT, e.g. localhost:2196"
             case .missingCertFile: "cannot read '/nonexistent/push.p12': No such file or directory"
             case .missingCAFile: "cannot read '/nonexistent/ca.pem'"
             case .wrongPassphrase: "wrong passphrase"

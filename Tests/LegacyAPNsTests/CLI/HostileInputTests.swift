@@ -130,7 +130,7 @@ import Testing
         Case(
             name: "bad gateway address",
             arguments: ["send", "--token", token, "--alert", "a", "--gateway", "localhost"],
-            phrase: "--gateway: expected HOST:PORT, got 'localhost'"),
+            phrase: "--gateway needs a port: HOST:PORT, e.g. localhost:2195"),
         Case(name: "negative interval", arguments: ["feedback", "--interval", "-1"] + feedback, phrase: "--interval"),
         Case(name: "zero interval", arguments: ["feedback", "--interval", "0"] + feedback, phrase: "--interval"),
         Case(

@@ -30,6 +30,26 @@ import Testing
         #expect(readme.contains("```swift\n" + example + "```"))
     }
 
+    /// The example's mistakes are one line on stderr and exit 1, not a backtrace: a folder
+    /// without the test certificates, and a thrown error (a malformed gateway address).
+    @Test(arguments: [
+        (
+            ["/nonexistent/certs"],
+            "Notify: error: no test certificates in '/nonexistent/certs': give the path to a LegacyAPNs checkout's Fixtures/certs\n"
+        ),
+        (
+            [Fixtures.root + "/certs", "https://127.0.0.1:2195"],
+            "Notify: error: the gateway takes HOST:PORT, not a URL: drop 'https://'\n"
+        ),
+    ])
+    func theNotifyExampleReportsAMistakeInOneLine(_ arguments: [String], _ message: String) throws {
+        let notify = CLIRunner.binary.deletingLastPathComponent().appendingPathComponent("Notify")
+        let result = try CLIRunner.runProcess(notify, arguments)
+        #expect(result.status == 1)
+        #expect(result.stderr == message)
+        #expect(result.output.isEmpty)
+    }
+
     @Test func everyReadmeCommandWorksAsWritten() throws {
         let commands = Self.commands
         #expect(commands.count >= 15)

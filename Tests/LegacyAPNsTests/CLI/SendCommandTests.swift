@@ -254,6 +254,50 @@ import Testing
 
 /// `legacy-push serve` as a real process, driven by `legacy-push send`.
 @Suite struct ServeCommandTests {
+    /// `send` pointed at the feedback port (which closes right after the handshake when it has
+    /// nothing to list) names that port among the likely causes, not only the certificate.
+    @Test func sendToTheFeedbackPortNamesItAmongTheCauses() throws {
+        let server = try ChildProcess(["serve", "--port", "0", "--feedback-port", "0"])
+        _ = try #require(server.waitForLine { $0.hasPrefix("listening on ") })
+        let feedback = try #require(server.waitForLine { $0.hasPrefix("feedback on ") })
+        let certs = SendCommandTests.certs
+        let send = try CLIRunner.runBinary([
+            "send", "--gateway", String(feedback.dropFirst("feedback on ".count)), "--ca-file", certs + "ca.pem",
+            "--cert", certs + "universal-modern.p12", "--passphrase-file", certs + "passphrase.txt", "--token",
+            TestGateway.notification(1).token.hexString, "--alert", "hi",
+        ])
+        #expect(send.status == 3)
+        #expect(
+            send.stderr.contains(
+                "or its topic, or this is the feedback port (2196) and not a gateway port (2195); last: "),
+            "\(send.stderr)")
+        #expect(server.interruptAndWait() == 0)
+    }
+
+    /// The client's end-of-send confirmation barrier is no rejection: `serve` logs it as the
+    /// barrier it is, counts it apart from the rejections, and its counts agree with their nouns.
+    @Test func theConfirmationBarrierIsNotLoggedOrCountedAsARejection() throws {
+        let server = try ChildProcess(["serve", "--port", "0", "--no-feedback"])
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") })
+        let certs = SendCommandTests.certs
+        let send = try CLIRunner.runBinary([
+            "send", "--gateway", String(listening.dropFirst("listening on ".count)), "--ca-file", certs + "ca.pem",
+            "--cert", certs + "universal-modern.p12", "--passphrase-file", certs + "passphrase.txt", "--token",
+            TestGateway.notification(1).token.hexString, "--alert", "hi",
+        ])
+        #expect(send.status == 0, "\(send.stderr)")
+        #expect(server.interruptAndWait() == 0)
+        #expect(!server.stderr.contains("rejected id"), "\(server.stderr)")
+        #expect(!server.stderr.contains("missing device token"), "\(server.stderr)")
+        #expect(
+            server.stderr.contains("answered (status 2, as Apple's gateway did) after 1 notification, all accepted"))
+        #expect(
+            server.stderr.contains(
+                "stopped: 1 connection, 1 accepted, 0 rejected, 0 shutdowns, 0 silent closes, "
+                    + "1 confirmation barrier answered"),
+            "\(server.stderr)")
+    }
+
     @Test func serveRecordsRejectsAndStopsCleanlyOnSIGINT() throws {
         let scratch = try ScratchDirectory()
         let record = scratch.file("accepted.jsonl")

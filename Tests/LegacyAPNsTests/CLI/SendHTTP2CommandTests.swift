@@ -42,4 +42,76 @@ import Testing
         #expect(byToken["first"]?.contains(#""pushType":"background""#) == true, "\(recorded)")
         #expect(byToken["second"]?.contains(#""pushType":"alert""#) == true, "\(recorded)")
     }
+
+    /// A production certificate against the default (development) `serve --http2`: both sides
+    /// say which environment each is for and how to change it, instead of a bare
+    /// 403 BadCertificateEnvironment.
+    @Test func aCertificateForTheOtherEnvironmentSaysWhichSideIsWhichAndHowToChangeIt() throws {
+        let server = try ChildProcess(["serve", "--http2", "--port", "0"])
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
+        let address = String(listening.dropFirst("listening on ".count).prefix { $0 != " " })
+        let result = try CLIRunner.runBinary([
+            "send", "--http2", "--gateway", address, "--ca-file", Fixtures.certs("ca.pem"), "--cert",
+            Fixtures.certs("production.p12"), "--passphrase-file", Fixtures.certs("passphrase.txt"), "--token",
+            String(repeating: "ab", count: 32), "--alert", "hi",
+        ])
+        #expect(result.status == 3)
+        let expected: String =
+            "legacy-push: error: APNs refused the credentials: 403 BadCertificateEnvironment (every "
+            + "notification would fail): the certificate is for production, and \(address) serves development "
+            + "(the sandbox): start the simulator with 'serve --http2 --environment production', or use a "
+            + "development certificate"
+        #expect(result.errorLines.last == expected, "\(result.stderr)")
+        #expect(server.interruptAndWait() == 0)
+        let logged: String =
+            "403 BadCertificateEnvironment token \(String(repeating: "ab", count: 32)): the client certificate is "
+            + "for production, this server is development (Apple's sandbox): start serve --http2 with "
+            + "--environment production for it, or the client uses a development (or universal) certificate"
+        #expect(server.stderr.contains(logged), "\(server.stderr)")
+    }
+
+    /// 403 InvalidProviderToken: the simulator logs which check refused the token (unknown key
+    /// id, a signature from another key, another team) and the sender says what to check.
+    @Test func anInvalidProviderTokenSaysWhyOnBothSides() throws {
+        let server = try ChildProcess([
+            "serve", "--http2", "--port", "0", "--auth-key",
+            "ABC123DEFG:DEF123GHIJ:" + Fixtures.certs("AuthKey_ABC123DEFG.p8"),
+        ])
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
+        let address = String(listening.dropFirst("listening on ".count).prefix { $0 != " " })
+        let cases: [(key: String, keyID: String, teamID: String, logged: String)] = [
+            (
+                "AuthKey_ZYX987WVUT.p8", "ABC123DEFG", "DEF123GHIJ",
+                "the signature does not verify with the key registered under key id ABC123DEFG"
+            ),
+            (
+                "AuthKey_ABC123DEFG.p8", "ABC123DEFG", "AAAAAAAAAA",
+                "the token's team id AAAAAAAAAA is not DEF123GHIJ, the team of key ABC123DEFG"
+            ),
+            (
+                "AuthKey_ZYX987WVUT.p8", "ZYX987WVUT", "DEF123GHIJ",
+                "no key is registered under the token's key id ZYX987WVUT (known: ABC123DEFG)"
+            ),
+        ]
+        for test in cases {
+            let result = try CLIRunner.runBinary([
+                "send", "--http2", "--gateway", address, "--ca-file", Fixtures.certs("ca.pem"), "--auth-key",
+                Fixtures.certs(test.key), "--key-id", test.keyID, "--team-id", test.teamID, "--topic",
+                "com.example.legacy", "--token", String(repeating: "ab", count: 32), "--alert", "hi",
+            ])
+            #expect(result.status == 3)
+            let hint: String =
+                "403 InvalidProviderToken (every notification would fail): check that the .p8 key is the one "
+                + "Apple registered under --key-id \(test.keyID), that --team-id \(test.teamID) is the team that "
+                + "key belongs to, and that this machine's clock is right"
+            #expect(result.stderr.contains(hint), "\(result.stderr)")
+        }
+        #expect(server.interruptAndWait() == 0)
+        for test in cases {
+            #expect(
+                server.stderr.contains(
+                    "403 InvalidProviderToken token \(String(repeating: "ab", count: 32)): \(test.logged)"),
+                "\(server.stderr)")
+        }
+    }
 }

@@ -24,6 +24,23 @@ import Testing
         }
     }
 
+    /// A new user finds HTTP/2 from the top: the tool's help names it, `help serve --http2`
+    /// shows the variant's help, and its usage line names --http2 once.
+    @Test func topLevelHelpNamesHTTP2AndHelpServeHTTP2ShowsTheVariantsHelp() throws {
+        let root = try CLIRunner.runBinary(["--help"])
+        #expect(root.status == 0)
+        for phrase in ["HTTP/2", "'send --http2'", "'serve --http2'", "legacy-push help serve --http2"] {
+            #expect(root.output.contains(phrase), "\(phrase)")
+        }
+        let help = try CLIRunner.runBinary(["help", "serve", "--http2"])
+        #expect(help.status == 0, "\(help.stderr)")
+        #expect(help.stderr.isEmpty)
+        let direct = try CLIRunner.runBinary(["serve", "--http2", "--help"])
+        #expect(help.output == direct.output)
+        #expect(help.output.contains("USAGE: legacy-push serve --http2 [--cert <path>] "))
+        #expect(!help.output.contains("[--http2]"))
+    }
+
     @Test(arguments: [
         (["--fail-token", "xyz"], "--fail-token: token has 'x' at position 1, expected hex digits"),
         (

@@ -82,7 +82,7 @@ import Testing
         /// Simulator rejections per notification (each attempt APNs refused).
         func simulatorRejections(of index: Int) -> [ProviderResponse] {
             simulatorEvents.compactMap {
-                if case .rejected(_, _, let response, let token?) = $0,
+                if case .rejected(_, _, let response, let token?, _) = $0,
                     ProviderClientSimulatorTests.index(of: token) == index
                 {
                     return response
@@ -473,7 +473,7 @@ import Testing
         #expect(report.rejected.isEmpty)
         #expect(report.connections == 2)
         let expired = simulatorEvents.filter {
-            if case .rejected(_, _, let response, _) = $0 { return response.reason == .expiredProviderToken }
+            if case .rejected(_, _, let response, _, _) = $0 { return response.reason == .expiredProviderToken }
             return false
         }
         #expect(expired.count >= 1)
