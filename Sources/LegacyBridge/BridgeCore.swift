@@ -45,7 +45,7 @@ final class BridgeCore: Sendable {
         let router = EventRouter()
         self.router = router
         let client = try ProviderClient(configuration: upstreamConfiguration) { event in router.core?.route(event) }
-        self.upstream = BridgeUpstream(client: client)
+        self.upstream = BridgeUpstream(client: client) { event in router.core?.emit(event) }
         router.core = self
         self.store = BridgeStore(store: store) { batch, failure in
             router.core?.stored(batch, failure: failure)
@@ -132,6 +132,7 @@ final class BridgeCore: Sendable {
     func route(_ event: ProviderEvent) {
         switch event {
         case .accepted(_, let acceptance):
+            upstream.noteAnswer()
             count {
                 $0.accepted += 1
                 if acceptance.isPossibleDuplicate { $0.possibleDuplicates += 1 }
@@ -150,6 +151,7 @@ final class BridgeCore: Sendable {
                         tag: rejection.tag))
                 return
             case .rejected(let status, let reason):
+                upstream.noteAnswer()
                 count { $0.rejected += 1 }
                 emit(
                     .rejected(
@@ -178,7 +180,10 @@ final class BridgeCore: Sendable {
         case .sent, .retrying:
             break
         case .connected:
-            upstream.noteProgress()
+            upstream.noteConnected()
+            emit(.upstream(event))
+        case .connectionFailed(_, let reason, _):
+            upstream.noteConnectFailed(reason)
             emit(.upstream(event))
         default:
             emit(.upstream(event))

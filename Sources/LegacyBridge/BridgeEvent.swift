@@ -38,6 +38,14 @@ public enum BridgeEvent: Hashable, Sendable {
     case feedbackServed(client: String, topic: String, count: Int)
     /// The durable store failed (the notifications concerned were answered with status 10).
     case storeFailed(reason: String)
+    /// The upstream cannot be had (unreachable past the retry budget, or refusing the bridge's
+    /// credentials): until it answers again, new senders are refused before the TLS handshake (so
+    /// they have sent nothing), and the bridge tries a fresh connection after a pause that doubles
+    /// up to 30 s. Reported once per outage, not per sender.
+    case upstreamUnavailable(reason: String)
+    /// The upstream answers again after ``upstreamUnavailable(reason:)``; `refusedSenders`
+    /// connections were refused meanwhile.
+    case upstreamAvailable(refusedSenders: Int)
     /// Something happened upstream (connections, GOAWAY, retries; not per-notification verdicts).
     case upstream(ProviderEvent)
 }

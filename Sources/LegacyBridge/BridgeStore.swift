@@ -124,6 +124,9 @@ final class BridgeStore: @unchecked Sendable {
                 }
             }
         }
+        // Closed here, on every way out: the process may end before the store object goes
+        // away, and only a closed database checkpoints its WAL and removes the -wal file.
+        store.close()
         lock.withLock {
             finished = true
             lock.broadcast()

@@ -1,17 +1,23 @@
 import APNsCore
 internal import APNsRuntime
 import HTTP2Client
+import Synchronization
 
 /// The bridge's side of the HTTP/2 API: one ``ProviderClient`` and its current long-running
 /// ``ProviderStream``, shared by every sender connection.
 ///
 /// A stream stops for good when the upstream stays unreachable past the client's retry budget or
-/// refuses the credentials; its notifications then get `unconfirmed` verdicts (which senders hear
-/// as status 10). The next submission after a pause opens a fresh stream, so the bridge recovers
-/// when the upstream does, without a restart. While no stream may be opened, submissions fail at
-/// once (status 10 again): the senders' own reconnect loops carry the retry.
+/// refuses the credentials; its notifications then get `unconfirmed` verdicts (which their senders
+/// hear as status 10 naming the last one delivered, or as a close without a word when none was).
+/// From then on the upstream is *out* (``readiness(timeout:)``): the bridge serves no new sender, since
+/// nothing it sent could be delivered; after a pause that doubles up to 30 s the next sender to
+/// arrive starts a fresh stream and waits for its connection, and from then on senders are served
+/// again, so the bridge recovers when the upstream does, without a restart. The outage is reported
+/// once (``BridgeEvent/upstreamUnavailable(reason:)``), and its end once an answer arrives
+/// (``BridgeEvent/upstreamAvailable(refusedSenders:)``), not per connection.
 final class BridgeUpstream: @unchecked Sendable {
-    // @unchecked: `stream`, `finishing`, `failures` and `nextAttempt` are guarded by `lock`; the rest is immutable.
+    // @unchecked: `stream`, `finishing`, `failures`, `nextAttempt`, `lastFailure` and
+    // `refusedDuringOutage` are guarded by `lock`; `outageReported` is atomic; the rest is immutable.
     private let lock = ConditionLock()
     private let client: ProviderClient
     private var stream: ProviderStream?
@@ -21,9 +27,112 @@ final class BridgeUpstream: @unchecked Sendable {
     private var nextAttempt: Double = 0
     private var lastFailure: LegacyAPNsError?
     private let pause = Backoff(initialDelay: .milliseconds(500), multiplier: 2, maximumDelay: .seconds(30))
+    /// Senders refused since the outage was reported.
+    private var refusedDuringOutage = 0
+    /// Whether a connection to the upstream was made since the last stream stopped.
+    private var connectedOnce = false
+    /// The last failed connection attempt since the last connection, if any.
+    private var connectFailure: LegacyAPNsError?
+    /// Whether an outage was reported and no answer has come since (read per verdict, unlocked).
+    private let outageReported = Atomic<Bool>(false)
+    /// Called (outside the lock) when an outage begins and when it ends.
+    private let report: @Sendable (BridgeEvent) -> Void
 
-    init(client: ProviderClient) {
+    init(client: ProviderClient, report: @escaping @Sendable (BridgeEvent) -> Void) {
         self.client = client
+        self.report = report
+    }
+
+    /// Why no new sender may be served now, or nil; counts the sender as refused when it returns
+    /// an error. Called before a sender's TLS handshake, so a refused sender has sent nothing.
+    ///
+    /// A sender is served once the current stream has made a connection to the upstream (since
+    /// the last stream stopped). While a connection attempt is under way (the bridge's first, or
+    /// the first after an outage's pause, which the next sender to arrive starts) the call waits
+    /// for its outcome, up to `timeout` seconds; after a failed attempt, or during the pause, it
+    /// refuses at once.
+    func readiness(timeout: Double) -> LegacyAPNsError? {
+        let deadline = Monotonic.now() + timeout
+        var began: LegacyAPNsError?
+        let failure: LegacyAPNsError? = lock.withLock {
+            began = noteStoppedStream()
+            while true {
+                if connectedOnce, failures == 0 { return nil }
+                if stream == nil {
+                    if failures > 0, Monotonic.now() < nextAttempt { break }
+                    stream = client.openStream()
+                    connectFailure = nil
+                }
+                if connectFailure != nil { break }
+                let remaining = deadline - Monotonic.now()
+                if remaining <= 0 {
+                    connectFailure = LegacyAPNsError(
+                        .timedOut, "no connection to the upstream within \(formatSeconds(timeout))")
+                    break
+                }
+                _ = lock.wait(timeout: Swift.min(remaining, 0.05))
+                if let stopped = noteStoppedStream() { began = stopped }
+            }
+            refusedDuringOutage += 1
+            return connectFailure ?? lastFailure ?? LegacyAPNsError(.connectionFailed, "the upstream is unavailable")
+        }
+        if let began { reportOutage(began) }
+        if let failure, began == nil { reportOutage(failure) }
+        return failure
+    }
+
+    /// An upstream connection is up: senders are served (again).
+    func noteConnected() {
+        lock.withLock {
+            connectedOnce = true
+            connectFailure = nil
+            failures = 0
+            lock.broadcast()
+        }
+    }
+
+    /// An upstream connection attempt failed (the stream retries). Before the stream's first
+    /// connection no new sender is served until one succeeds; afterwards one connection's trouble
+    /// refuses nobody (only a stream that stops for good does).
+    func noteConnectFailed(_ reason: String) {
+        lock.withLock {
+            guard !connectedOnce else { return }
+            connectFailure = LegacyAPNsError(.connectionFailed, "the upstream: \(reason)")
+            lock.broadcast()
+        }
+    }
+
+    /// Under `lock`: if the current stream has stopped, forgets it and starts the pause; returns
+    /// the failure when this begins an outage that was not reported yet.
+    private func noteStoppedStream() -> LegacyAPNsError? {
+        guard let current = stream, let failure = current.failure else { return nil }
+        lastFailure = failure
+        stream = nil
+        connectedOnce = false
+        failures += 1
+        nextAttempt = Monotonic.now() + pause.delay(afterFailures: failures).inSeconds
+        return outageReported.load(ordering: .relaxed) ? nil : failure
+    }
+
+    private func reportOutage(_ failure: LegacyAPNsError) {
+        guard outageReported.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else {
+            return
+        }
+        report(.upstreamUnavailable(reason: failure.reason))
+    }
+
+    /// An answer came from upstream (a verdict that is not the upstream's failure): an outage
+    /// reported is over. One relaxed load per verdict otherwise.
+    func noteAnswer() {
+        guard outageReported.load(ordering: .relaxed) else { return }
+        guard outageReported.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged else {
+            return
+        }
+        let refused = lock.withLock {
+            defer { refusedDuringOutage = 0 }
+            return refusedDuringOutage
+        }
+        report(.upstreamAvailable(refusedSenders: refused))
     }
 
     /// Sends `request` upstream with `tag` (blocking the caller's thread while the stream's input
@@ -58,34 +167,21 @@ final class BridgeUpstream: @unchecked Sendable {
     /// The stream to use, opening one when there is none (or the last one stopped) and the pause
     /// after failures is over.
     private func currentStream() -> ProviderStream? {
-        lock.withLock {
-            if let stream, stream.failure == nil { return stream }
-            if let stream, let failure = stream.failure {
-                lastFailure = failure
-                self.stream = nil
-                failures += 1
-                nextAttempt = Monotonic.now() + pause.delay(afterFailures: failures).inSeconds
-            }
-            guard Monotonic.now() >= nextAttempt else { return nil }
+        let (current, began) = lock.withLock { () -> (ProviderStream?, LegacyAPNsError?) in
+            if let stream, stream.failure == nil { return (stream, nil) }
+            let began = noteStoppedStream()
+            guard Monotonic.now() >= nextAttempt else { return (nil, began) }
             let fresh = client.openStream()
             stream = fresh
-            return fresh
+            return (fresh, began)
         }
+        if let began { reportOutage(began) }
+        return current
     }
 
     private func streamStopped(_ stopped: ProviderStream) {
-        lock.withLock {
-            guard stream === stopped, let failure = stopped.failure else { return }
-            lastFailure = failure
-            stream = nil
-            failures += 1
-            nextAttempt = Monotonic.now() + pause.delay(afterFailures: failures).inSeconds
-        }
-    }
-
-    /// An answer arrived upstream: the current stream works, the pause starts from scratch next time.
-    func noteProgress() {
-        lock.withLock { if failures != 0 { failures = 0 } }
+        let began = lock.withLock { stream === stopped ? noteStoppedStream() : nil }
+        if let began { reportOutage(began) }
     }
 
     /// Finishes the current stream: waits until every notification sent has its verdict.

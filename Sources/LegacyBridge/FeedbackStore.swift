@@ -91,6 +91,7 @@ public final class FeedbackStore {
     /// - Throws: ``LegacyAPNsError`` (`.fileError`) when they could not be stored (the disk is
     ///   full, the file went away): none of them is stored then.
     public func add(_ tuples: [(topic: String, record: FeedbackRecord)]) throws {
+        try checkOpen()
         guard !tuples.isEmpty else { return }
         do {
             try execute("BEGIN IMMEDIATE")
@@ -113,6 +114,7 @@ public final class FeedbackStore {
 
     /// Up to `limit` tuples of `topic`, oldest first.
     public func tuples(topic: String, limit: Int) throws -> [FeedbackRecord] {
+        try checkOpen()
         do {
             sqlite3_reset(select)
             sqlite3_clear_bindings(select)
@@ -140,6 +142,7 @@ public final class FeedbackStore {
     /// Forgets tuples that were written to a sender completely (a tuple updated since, with a
     /// later time, stays).
     public func forget(_ records: [FeedbackRecord], topic: String) throws {
+        try checkOpen()
         guard !records.isEmpty else { return }
         do {
             try execute("BEGIN IMMEDIATE")
@@ -161,6 +164,7 @@ public final class FeedbackStore {
 
     /// Tuples held, all topics.
     public func count() throws -> Int {
+        try checkOpen()
         do {
             sqlite3_reset(countAll)
             guard sqlite3_step(countAll) == SQLITE_ROW else { throw StoreProblem(message: lastMessage()) }
@@ -177,7 +181,14 @@ public final class FeedbackStore {
         var message: String
     }
 
-    private func close() {
+    private func checkOpen() throws {
+        guard database == nil else { return }
+        throw LegacyAPNsError(.fileError, "the feedback store \(path) is closed")
+    }
+
+    /// Closes the database (checkpointing its write-ahead log, so no `-wal` file is left); nothing
+    /// can be read or stored afterwards. Called again, or by `deinit`, it does nothing.
+    package func close() {
         for statement in [insert, select, delete, countAll] where statement != nil { sqlite3_finalize(statement) }
         insert = nil
         select = nil

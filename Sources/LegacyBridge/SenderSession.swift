@@ -84,7 +84,11 @@ final class SenderSession: @unchecked Sendable {
                 let aftermath = machine.settle(sequence: sequence, verdict: verdict)
                 var finished = false
                 if threadEnded, case .finished = machine.nextAction() { finished = true }
-                return (aftermath, waitingForVerdicts && worthWaking, finished, item)
+                // An answer due wakes the thread wherever it waits: a sender that has stopped
+                // writing leaves it waiting on the socket, not for verdicts, and its error
+                // response must not wait for the poll's time-out.
+                let due = !threadEnded && machine.hasActionDue
+                return (aftermath, due || (waitingForVerdicts && worthWaking), finished, item)
             }
         if let item {
             if fromMemory, verdict.isSuccess {
@@ -154,6 +158,14 @@ final class SenderSession: @unchecked Sendable {
 
     /// Serves the sender until the answer, its disconnect, an idle timeout or the bridge's stop.
     func run(_ socket: Socket) {
+        if core.upstream.readiness(timeout: core.configuration.handshakeTimeout.inSeconds) != nil {
+            // Nothing it sent could be delivered: refused before the handshake, so it has sent
+            // nothing (the outage is reported once, not per sender; the feedback port stays open).
+            core.count { $0.refusedConnections += 1 }
+            socket.close()
+            end(reason: nil)
+            return
+        }
         guard let session = core.acceptSender(socket, client: client) else {
             end(reason: nil)
             return

@@ -13,7 +13,10 @@
 ///   it are dropped, as Apple's gateway dropped them; the sender sends them again).
 /// - When every notification before the earliest failure has succeeded, the machine *answers*:
 ///   the error response naming it (status 10 naming the last delivered one when the failure was
-///   the upstream's, a silent close for a command-0 frame), and hands the shell what to remember
+///   the upstream's, a silent close for a command-0 frame, and a silent close too when nothing
+///   with an identifier was delivered on the connection: status 10 names the last notification
+///   processed, and naming one that was not, identifier 0 say, tells a sender numbering from 0
+///   that its first notification arrived), and hands the shell what to remember
 ///   for the resend: the notifications after the failure that already have a verdict, and those
 ///   still upstream (pending).
 /// - Verdicts that arrive after the answer, or after the sender went away, come back as an
@@ -126,8 +129,9 @@ public struct BridgeSenderMachine: Sendable {
     private var nextSequence: UInt64 = 1
     /// Admitted notifications without a verdict.
     private var unsettled = 0
-    /// The identifier of the last notification let go as delivered, in sender order.
-    public private(set) var lastDeliveredIdentifier: UInt32 = 0
+    /// The identifier of the last notification let go as delivered, in sender order (nil while
+    /// none with an identifier was).
+    public private(set) var lastDeliveredIdentifier: UInt32?
     /// Notifications let go as delivered (accepted or unregistered), in order.
     public private(set) var delivered = 0
 
@@ -287,8 +291,8 @@ public struct BridgeSenderMachine: Sendable {
             state = .answered
             return .answer(
                 Answer(
-                    response: ErrorResponse(status: .shutdown, identifier: lastDeliveredIdentifier), failing: nil,
-                    reason: "the bridge is stopping", settledAfter: [], pendingAfter: []))
+                    response: lastDeliveredIdentifier.map { ErrorResponse(status: .shutdown, identifier: $0) },
+                    failing: nil, reason: "the bridge is stopping", settledAfter: [], pendingAfter: []))
         case .failing(let sequence):
             guard let front = items.first, front.sequence == sequence else { return .none }
             return .answer(answer(failing: items.removeFirst()))
@@ -341,10 +345,12 @@ public struct BridgeSenderMachine: Sendable {
             response = failing.command == .simple ? nil : ErrorResponse(status: status, identifier: failing.identifier)
             reason = why
         case .unavailable(let why):
-            // Status 10 names the last notification delivered: the sender resends everything after it.
+            // Status 10 names the last notification delivered: the sender resends everything after
+            // it. With none delivered there is nothing to name: the connection closes without a
+            // word, as a gateway that lost its backend would.
             response =
                 failing.command == .simple
-                ? nil : ErrorResponse(status: .shutdown, identifier: lastDeliveredIdentifier)
+                ? nil : lastDeliveredIdentifier.map { ErrorResponse(status: .shutdown, identifier: $0) }
             reason = why
         case .accepted, .unregistered:
             response = nil

@@ -448,7 +448,8 @@ package struct DeliveryCore<Item: DeliveryItem>: Sendable {
                         "the gateway ended every connection right after the TLS handshake "
                             + "(\(endedBeforeAnyVerdict) in a row, nothing confirmed): it probably refuses this "
                             + "certificate's environment (production/sandbox) or its topic, or this is the feedback "
-                            + "port (2196) and not a gateway port (2195); last: \(error.reason)",
+                            + "port (2196) and not a gateway port (2195), or it is a bridge whose upstream is "
+                            + "unavailable; last: \(error.reason)",
                         underlying: error))
                 return
             }

@@ -44,8 +44,9 @@
 ///   first on, stops the send with ``LegacyAPNsError/Code-swift.struct/certificateRejected``: "the
 ///   gateway ended every connection right after the TLS handshake (2 in a row, nothing confirmed):
 ///   it probably refuses this certificate's environment (production/sandbox) or its topic, or this
-///   is the feedback port (2196) and not a gateway port (2195)" (a feedback service with nothing
-///   to list closes right after the handshake too). A
+///   is the feedback port (2196) and not a gateway port (2195), or it is a bridge whose upstream is
+///   unavailable" (a feedback service with nothing to list closes right after the handshake too,
+///   and so does a `Bridge` that cannot reach the HTTP/2 API). A
 ///   gateway that merely drops large connections after some notifications answers the probe's
 ///   barrier, and its first verdict ends the rule for the rest of the send.
 ///

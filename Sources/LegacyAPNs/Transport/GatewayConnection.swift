@@ -233,14 +233,18 @@ package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> {
     }
 
     /// Waits up to `timeout` for `readiness`, looking at the send's control every
-    /// ``controlPollInterval``; false on a time-out or an abandoned send.
+    /// ``controlPollInterval``; false on a time-out or an abandoned send. A transport that says
+    /// false before its slice is over has answered for the whole wait (it cannot become ready:
+    /// an in-memory gateway that stays silent says so at once).
     private func wait(on transport: any Transport, for readiness: Readiness, timeout: Double) -> Bool {
         let deadline = Monotonic.now() + timeout
         while true {
             if control.phase == .abandoned { return false }
-            let remaining = deadline - Monotonic.now()
-            if remaining <= 0 { return false }
-            if transport.wait(for: readiness, timeout: Swift.min(remaining, Self.controlPollInterval)) { return true }
+            let now = Monotonic.now()
+            let slice = Swift.min(deadline - now, Self.controlPollInterval)
+            if slice <= 0 { return false }
+            if transport.wait(for: readiness, timeout: slice) { return true }
+            if Monotonic.now() - now < slice / 2 { return false }
         }
     }
 

@@ -57,7 +57,7 @@ struct BridgeLog: Sendable {
         guard let text = Self.text(event) else { return }
         let loud: Bool
         switch event {
-        case .notDelivered, .storeFailed: loud = true
+        case .notDelivered, .storeFailed, .upstreamUnavailable, .upstreamAvailable: loud = true
         default: loud = !quiet
         }
         guard loud else { return }
@@ -114,6 +114,10 @@ struct BridgeLog: Sendable {
             return "feedback: \(count) tuple\(count == 1 ? "" : "s") of \(topic) served to \(client)"
         case .storeFailed(let reason):
             return "store: \(reason)"
+        case .upstreamUnavailable(let reason):
+            return "upstream unavailable: \(reason); refusing senders until it answers (they have sent nothing)"
+        case .upstreamAvailable(let refused):
+            return "upstream available again (\(refused) sender connection\(refused == 1 ? "" : "s") refused meanwhile)"
         case .upstream(let event):
             switch event {
             case .connected(let connection, let attempt):
@@ -207,6 +211,12 @@ struct BridgeLog: Sendable {
         case .storeFailed(let reason):
             begin("storeFailed")
             field("reason", reason)
+        case .upstreamUnavailable(let reason):
+            begin("upstreamUnavailable")
+            field("reason", reason)
+        case .upstreamAvailable(let refused):
+            begin("upstreamAvailable")
+            number("refusedSenders", UInt64(refused))
         case .upstream(let event):
             guard let text = text(.upstream(event)) else { return nil }
             begin("upstream")

@@ -65,9 +65,14 @@ enum SendCommand {
                 (Ctrl-C, a gateway that stays unreachable), the summary names the line to resume from with \
                 --from-line.
 
+                Ctrl-C (or SIGTERM) settles: nothing more is taken or resent, the notifications in flight \
+                get their verdict, and the report follows. A second Ctrl-C abandons what is still in flight \
+                (reported unconfirmed). With --json every notification not sent is named: one \
+                {"event":"notSent","fromLine":A,"toLine":B,"count":N} per run of input lines.
+
                 Exit status: 0 when the gateway confirmed every notification; 1 when some were rejected, \
                 unconfirmed or not sent; 2 for bad input; 3 when the connection or TLS failed; 130 when \
-                interrupted (the notifications in flight are settled first).
+                interrupted.
                 """,
             options: [
                 Options.token.spec, NotificationOptions.payload.spec, NotificationOptions.payloadFile.spec,

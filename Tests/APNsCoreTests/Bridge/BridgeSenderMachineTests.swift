@@ -138,15 +138,43 @@ import Testing
         #expect(answer.pendingAfter.map(\.identifier) == [13])
     }
 
-    @Test func statusTenBeforeAnythingWasDeliveredNamesZero() {
+    @Test func anUpstreamFailureBeforeAnythingWasDeliveredClosesWithoutNamingAnIdentifier() {
+        // A sender numbering from 0 (pushjack does) would read "status 10, identifier 0" as "0
+        // arrived" and never send it again; nothing arrived, so nothing is named.
         var machine = BridgeSenderMachine()
-        let sequences = Self.admit(&machine, 5...5)
-        _ = machine.settle(sequence: sequences[0], verdict: .unavailable(reason: "no upstream"))
+        let sequences = Self.admit(&machine, 0...2)
+        for sequence in sequences {
+            _ = machine.settle(sequence: sequence, verdict: .unavailable(reason: "no upstream"))
+        }
+        guard case .answer(let answer) = machine.nextAction() else {
+            Issue.record("expected an answer")
+            return
+        }
+        #expect(answer.response == nil)
+        #expect(answer.failing?.identifier == 0)
+        #expect(machine.lastDeliveredIdentifier == nil)
+    }
+
+    @Test func anUpstreamFailureAfterADeliveryNamesTheLastDeliveredEvenIfItIsZero() {
+        var machine = BridgeSenderMachine()
+        let sequences = Self.admit(&machine, 0...1)
+        _ = machine.settle(sequence: sequences[0], verdict: .accepted)
+        _ = machine.settle(sequence: sequences[1], verdict: .unavailable(reason: "no upstream"))
         guard case .answer(let answer) = machine.nextAction() else {
             Issue.record("expected an answer")
             return
         }
         #expect(answer.response == ErrorResponse(status: .shutdown, identifier: 0))
+    }
+
+    @Test func aBridgeStoppingBeforeAnythingWasDeliveredClosesWithoutAWord() {
+        var machine = BridgeSenderMachine()
+        machine.stop()
+        guard case .answer(let answer) = machine.nextAction() else {
+            Issue.record("expected an answer")
+            return
+        }
+        #expect(answer.response == nil)
     }
 
     @Test func aCommandZeroFailureClosesWithoutAWord() {

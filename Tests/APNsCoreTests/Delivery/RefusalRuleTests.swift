@@ -28,7 +28,8 @@ import Testing
             machine.report.failure?.reason
                 == "the gateway ended every connection right after the TLS handshake (2 in a row, nothing confirmed): "
                 + "it probably refuses this certificate's environment (production/sandbox) or its topic, "
-                + "or this is the feedback port (2196) and not a gateway port (2195); "
+                + "or this is the feedback port (2196) and not a gateway port (2195), "
+                + "or it is a bridge whose upstream is unavailable; "
                 + "last: 127.0.0.1:2195 closed the connection (Connection reset by peer)")
         #expect(machine.report.unconfirmed.map(\.position) == [1, 2, 3, 4, 5])
         #expect(machine.report.connections == 2)

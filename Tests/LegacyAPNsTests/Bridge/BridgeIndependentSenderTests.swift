@@ -1,6 +1,7 @@
 import APNsCore
 import Foundation
 import GatewaySimulator
+import LegacyBridge
 import TestSupport
 import Testing
 
@@ -81,6 +82,59 @@ import Testing
             #expect(deliveries.keys.sorted() == Array(1...count).filter { $0 != bad && $0 != gone })
             #expect(deliveries.values.allSatisfy { $0 == 1 }, "a resend was delivered twice")
             #expect(fixture.bridge.statistics.forwarded == count)
+        }
+    }
+
+    /// pushjack against a bridge whose upstream is gone. Before, the bridge answered status 10
+    /// naming identifier 0, which pushjack took for "0 was delivered, resend from 1": once the
+    /// upstream came back, notification 0 was never delivered, and while it was down pushjack
+    /// looped (tens of thousands of connections a minute). Now the bridge refuses it before the
+    /// handshake: pushjack hears a connection failure and stops, nothing is taken for delivered,
+    /// and the bridge says once why.
+    @Test func pushjackMeetingAnUnreachableUpstreamStopsInsteadOfLoopingAndNothingIsTakenForDelivered() async throws {
+        let program = """
+            import json, signal, sys
+            from pushjack import APNSClient
+            host, port, count, certificate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+            signal.alarm(60)  # a sender still looping after a minute fails the test
+            class Bridge(APNSClient):
+                pass
+            Bridge.host, Bridge.port = host, port
+            tokens = ["ab" * 24 + "%016x" % (index + 1) for index in range(count)]
+            client = Bridge(certificate=certificate, default_error_timeout=1)
+            try:
+                response = client.send(tokens, "Hello from pushjack", badge=1)
+                outcome = {"successes": len(response.successes),
+                           "errors": [type(error).__name__ for error in response.errors]}
+            except Exception as error:
+                outcome = {"exception": type(error).__name__}
+            print(json.dumps(outcome))
+            """
+        let scratch = try ScratchDirectory()
+        var configuration = BridgeFixture.configuration(
+            upstream: Endpoint(host: "127.0.0.1", port: 1), store: scratch.file("bridge.sqlite"))
+        let events = Locked<[BridgeEvent]>([])
+        configuration.events = { event in events.update { $0.append(event) } }
+        let bridge = try Bridge(configuration: configuration)
+        try await bridge.withRunning { endpoints in
+            let python = try PythonTools.python()
+            let result = try await Task.detached {
+                try CLIRunner.runProcess(
+                    URL(fileURLWithPath: python),
+                    [
+                        "-c", program, endpoints.gateway.host, String(endpoints.gateway.port), "200",
+                        Fixtures.certs("universal-combined.pem"),
+                    ])
+            }.value
+            #expect(result.status == 0, "\(result.stderr)")
+            let outcome = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+            // pushjack gives up with a connection error; it never counts one as sent.
+            #expect(outcome?["exception"] != nil || (outcome?["successes"] as? Int) == 0, "\(result.output)")
+            #expect(bridge.statistics.senderConnections == 0)
+            #expect(bridge.statistics.received == 0)
+            #expect(bridge.statistics.refusedConnections < 50)
+            let outages = events.get().filter { if case .upstreamUnavailable = $0 { true } else { false } }
+            #expect(outages.count == 1)
         }
     }
 }

@@ -320,9 +320,11 @@ import Testing
         }
     }
 
-    /// No upstream at all: the sender gets status 10 (shutdown, as Apple's gateway before
-    /// maintenance) instead of a silent loss, and the bridge keeps serving.
-    @Test func anUnreachableUpstreamAnswersStatus10() async throws {
+    /// No upstream at all: the bridge refuses senders before their TLS handshake, so they have
+    /// written nothing and report every notification as not sent (before: status 10 naming
+    /// identifier 0, which a sender numbering from 0 reads as "0 was delivered"); it says so once,
+    /// not per sender, and names no identifier it did not deliver.
+    @Test func anUnreachableUpstreamRefusesSendersBeforeTheyWriteAndSaysSoOnce() async throws {
         let scratch = try ScratchDirectory()
         // Port 1 on loopback: nothing listens, every connect is refused.
         var configuration = BridgeFixture.configuration(
@@ -332,16 +334,56 @@ import Testing
         let bridge = try Bridge(configuration: configuration)
         try await bridge.withRunning { endpoints in
             let fixture = BridgeFixture(bridge: bridge, endpoints: endpoints, upstream: nil, events: events)
-            let report = try await fixture.client().send(Self.notifications(1...5))
-            #expect(report.accepted == 0)
-            #expect(report.rejected.isEmpty)
-            #expect(report.failure != nil || !report.unconfirmed.isEmpty)
-            let statuses = events.get().compactMap { event -> StatusCode? in
-                if case .answered(_, let response?, _, _, _) = event { return response.status }
-                return nil
+            for round in 0..<2 {
+                let report = try await fixture.client().send(Self.notifications((round * 5 + 1)...(round * 5 + 5)))
+                #expect(report.accepted == 0)
+                #expect(report.rejected.isEmpty)
+                #expect(report.unknownFate.isEmpty, "nothing was written: \(report)")
+                #expect(report.notSent.count == 5)
+                #expect(report.possibleDuplicates == 0)
+                #expect(report.failure != nil)
             }
-            #expect(!statuses.isEmpty)
-            #expect(statuses.allSatisfy { $0 == .shutdown })
+            let seen = events.get()
+            let outages = seen.filter { if case .upstreamUnavailable = $0 { true } else { false } }
+            #expect(outages.count == 1, "\(seen)")
+            #expect(!seen.contains { if case .answered = $0 { true } else { false } })
+            #expect(!seen.contains { if case .senderConnected = $0 { true } else { false } })
+            #expect(bridge.statistics.forwarded == 0)
+            #expect(bridge.statistics.refusedConnections >= 2)
+        }
+    }
+
+    /// The upstream comes back: senders are served again without a restart, and the outage's
+    /// end is reported once.
+    @Test func senderAreServedAgainOnceTheUpstreamAnswers() async throws {
+        // A port for an upstream that is not there yet (a simulator's, stopped).
+        let port = try await withProviderSimulator { $0.endpoint.port }
+        let scratch = try ScratchDirectory()
+        var configuration = BridgeFixture.configuration(
+            upstream: Endpoint(host: "127.0.0.1", port: port), store: scratch.file("bridge.sqlite"))
+        let events = Locked<[BridgeEvent]>([])
+        configuration.events = { event in events.update { $0.append(event) } }
+        let bridge = try Bridge(configuration: configuration)
+        try await bridge.withRunning { endpoints in
+            let down = BridgeFixture(bridge: bridge, endpoints: endpoints, upstream: nil, events: events)
+            let refused = try await down.client().send(Self.notifications(1...5))
+            #expect(refused.notSent.count == 5)
+            try await withProviderSimulator(configure: { $0.port = port }) { upstream in
+                let fixture = BridgeFixture(bridge: bridge, endpoints: endpoints, upstream: upstream, events: events)
+                // Bounded: the bridge retries the upstream after a pause of at most a few seconds.
+                var delivered = false
+                for _ in 0..<60 where !delivered {
+                    let report = try await fixture.client().send(Self.notifications(1...5))
+                    #expect(report.unknownFate.isEmpty && report.possibleDuplicates == 0)
+                    delivered = report.accepted == 5
+                    if !delivered { try await Task.sleep(for: .milliseconds(200)) }
+                }
+                #expect(delivered)
+                #expect(fixture.deliveries() == [1: 1, 2: 1, 3: 1, 4: 1, 5: 1])
+            }
+            let seen = events.get()
+            #expect(seen.filter { if case .upstreamUnavailable = $0 { true } else { false } }.count == 1)
+            #expect(seen.filter { if case .upstreamAvailable = $0 { true } else { false } }.count == 1)
         }
     }
 

@@ -96,6 +96,50 @@ import Testing
         #expect(bridge.stderr.contains("feedback: 1 tuple of com.example.legacy served"), "\(bridge.stderr)")
     }
 
+    /// The bridge and its upstream stopped together (one Ctrl-C for both, as a terminal sends
+    /// it to the whole group): the store is closed and checkpointed, no `-wal` file is left.
+    @Test func stoppingWithItsUpstreamLeavesNoWriteAheadLog() async throws {
+        let scratch = try ScratchDirectory()
+        let store = scratch.file("bridge.sqlite")
+        let gone = 5
+        let (server, upstreamPort) = try Self.upstream(["--unregistered", "\(Self.token(gone)):1650000000500"])
+        let (bridge, port, _) = try Self.bridge(upstreamPort: upstreamPort, store: store)
+        let sent = await Self.sender([
+            "send", "--gateway", "127.0.0.1:\(port)", "--token", Self.token(gone), "--alert", "a",
+        ])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(bridge.waitForStderr { $0.contains("unregistered: \(Self.token(gone))") })
+        #expect(FileManager.default.fileExists(atPath: store + "-wal"))
+        server.spawned.send(SIGINT)
+        bridge.spawned.send(SIGINT)
+        #expect(bridge.waitForExit() == 0)
+        #expect(server.waitForExit() == 0)
+        #expect(!FileManager.default.fileExists(atPath: store + "-wal"), "the store was not closed")
+        #expect(FileManager.default.fileExists(atPath: store))
+    }
+
+    /// An upstream that is not there: the sender is refused before its handshake and reports
+    /// every notification not sent with the line to resume from (exit 3), and the bridge says why
+    /// once however many senders try.
+    @Test func anUnreachableUpstreamIsLoggedOnceAndSendersReportNotSent() async throws {
+        let scratch = try ScratchDirectory()
+        let (bridge, port, _) = try Self.bridge(upstreamPort: "1", store: scratch.file("bridge.sqlite"))
+        let input = (1...20).map { #"{"token":"\#(Self.token($0))","payload":{"aps":{"alert":"n"}}}"# }
+        let inputPath = try scratch.write(Array((input.joined(separator: "\n") + "\n").utf8), named: "in.jsonl")
+        for _ in 0..<3 {
+            let sent = await Self.sender(["send", "--gateway", "127.0.0.1:\(port)", "--input", inputPath, "--json"])
+            #expect(sent.status == 3, "\(sent.stderr)")
+            let summary = sent.output.split(separator: "\n").last.map(String.init) ?? ""
+            #expect(summary.contains(#""notSent":20"#), "\(summary)")
+            #expect(summary.contains(#""unconfirmed":0"#), "\(summary)")
+            #expect(summary.contains(#""resumeFromLine":1"#), "\(summary)")
+            #expect(sent.stderr.contains("or it is a bridge whose upstream is unavailable"), "\(sent.stderr)")
+        }
+        #expect(bridge.interruptAndWait() == 0)
+        #expect(bridge.stderr.components(separatedBy: "upstream unavailable: ").count == 2, "\(bridge.stderr)")
+        #expect(!bridge.stderr.contains("answered"), "\(bridge.stderr)")
+    }
+
     @Test func aStoreInUseIsOneErrorLineNamingIt() async throws {
         let scratch = try ScratchDirectory()
         let store = scratch.file("bridge.sqlite")

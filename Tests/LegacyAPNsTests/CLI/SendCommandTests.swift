@@ -269,7 +269,8 @@ import Testing
         #expect(send.status == 3)
         #expect(
             send.stderr.contains(
-                "or its topic, or this is the feedback port (2196) and not a gateway port (2195); last: "),
+                "or its topic, or this is the feedback port (2196) and not a gateway port (2195), "
+                    + "or it is a bridge whose upstream is unavailable; last: "),
             "\(send.stderr)")
         #expect(server.interruptAndWait() == 0)
     }
