@@ -10,7 +10,8 @@ public enum BridgeEvent: Hashable, Sendable {
     case senderRefused(client: String, reason: String)
     /// A sender connection ended; `delivered` counts its notifications delivered (or acknowledged).
     case senderDisconnected(connection: UInt64, delivered: Int, reason: String)
-    /// The bridge answered a sender with an error response (nil: closed silently, command 0) for
+    /// The bridge answered a sender with an error response (nil: closed silently, for a command-0
+    /// notification, or for an upstream failure before anything on the connection was delivered) for
     /// notification `identifier`, then closed the connection: the sender resends what followed.
     case answered(
         connection: UInt64, response: ErrorResponse?, identifier: UInt32?, token: DeviceToken?, reason: String)

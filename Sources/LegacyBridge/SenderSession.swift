@@ -512,7 +512,10 @@ final class SenderSession: @unchecked Sendable {
         session.closeGently(drainTimeout: 1)
         if isBarrier { return "confirmed by the sender's end-of-send barrier" }
         if let response = answer.response { return "answered \(response)" }
-        return "closed without a word (a command-0 notification failed: \(answer.reason))"
+        if answer.failing?.command == .simple {
+            return "closed without a word (a command-0 notification failed: \(answer.reason))"
+        }
+        return "closed without a word (nothing delivered on this connection to name: \(answer.reason))"
     }
 
     /// The sender left (or is made to): the failures nobody will hear of are reported.

@@ -91,7 +91,8 @@ struct BridgeLog: Sendable {
             return "sender \(connection) done: \(delivered) delivered; \(reason)"
         case .answered(let connection, let response, let identifier, _, let reason):
             guard let response else {
-                return "sender \(connection): closed without a word (command 0) after: \(reason)"
+                return "sender \(connection): closed without a word (a command-0 notification failed, or nothing "
+                    + "was delivered to name) after: \(reason)"
             }
             // Status 10 names the last delivered notification, not the one that failed.
             let failing = identifier.flatMap { $0 == response.identifier ? nil : " (notification \($0) failed)" } ?? ""

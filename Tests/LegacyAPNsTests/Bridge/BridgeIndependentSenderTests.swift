@@ -14,6 +14,7 @@ import Testing
         from pushjack import APNSClient
         host, port, feedback_port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
         certificate = sys.argv[5]
+        error_timeout = float(sys.argv[6]) if len(sys.argv) > 6 else 2
 
         class Bridge(APNSClient):
             pass
@@ -21,7 +22,7 @@ import Testing
         Bridge.feedback_host, Bridge.feedback_port = host, feedback_port
 
         tokens = ["ab" * 24 + "%016x" % (index + 1) for index in range(count)]
-        client = Bridge(certificate=certificate, default_error_timeout=2)
+        client = Bridge(certificate=certificate, default_error_timeout=error_timeout)
         response = client.send(tokens, "Hello from pushjack", badge=1)
         client.close()
         expired = Bridge(certificate=certificate).get_expired_tokens()
@@ -82,6 +83,35 @@ import Testing
             #expect(deliveries.keys.sorted() == Array(1...count).filter { $0 != bad && $0 != gone })
             #expect(deliveries.values.allSatisfy { $0 == 1 }, "a resend was delivered twice")
             #expect(fixture.bridge.statistics.forwarded == count)
+        }
+    }
+
+    /// A sender that has written everything and waits for the error response with a short timeout
+    /// (pushjack's `default_error_timeout`, 0.3 s here): the bridge's answer must not wait for its
+    /// own socket poll to time out (0.5 s) once the verdict is in, or pushjack takes the bad
+    /// notifications for delivered (before: it missed both rejections in 13 of 15 trials).
+    @Test func aQuietSenderHearsEachRejectionBeforeItsErrorTimeout() async throws {
+        let count = 60
+        let bad = [20, 45]
+        var faults = ProviderFaults()
+        for index in bad { faults.failingTokens[TestGateway.notification(index).token] = .badDeviceToken }
+        try await withBridge(faults: faults) { fixture in
+            let python = try PythonTools.python()
+            let endpoints = fixture.endpoints
+            let result = try await Task.detached {
+                try CLIRunner.runProcess(
+                    URL(fileURLWithPath: python),
+                    [
+                        "-c", Self.program, endpoints.gateway.host, String(endpoints.gateway.port),
+                        String(endpoints.feedback!.port), String(count), Fixtures.certs("universal-combined.pem"),
+                        "0.3",
+                    ])
+            }.value
+            #expect(result.status == 0, "\(result.stderr)")
+            let outcome = try JSONDecoder().decode(Outcome.self, from: Data(result.output.utf8))
+            #expect(outcome.errors == bad.map { [.text("APNSInvalidTokenError"), .number($0 - 1)] })
+            #expect(outcome.successes == count - bad.count)
+            #expect(fixture.deliveries().keys.sorted() == Array(1...count).filter { !bad.contains($0) })
         }
     }
 
