@@ -158,7 +158,19 @@ final class BridgeCore: Sendable {
                         connection: session.connection, identifier: rejection.identifier ?? 0, token: rejection.token,
                         status: status, reason: reason))
             case .unavailable:
-                count { $0.unavailable += 1 }
+                count {
+                    $0.unavailable += 1
+                    if rejection.mayHaveBeenDelivered { $0.possibleDuplicates += 1 }
+                }
+                if rejection.mayHaveBeenDelivered {
+                    // An earlier attempt's answer was lost (a reset), then a retry got 503: the
+                    // sender hears status 10 and sends it again, so it may arrive twice. Named, as
+                    // for an unconfirmed one.
+                    emit(
+                        .possibleDuplicate(
+                            connection: session.connection, identifier: rejection.identifier ?? 0,
+                            token: rejection.token))
+                }
             case .accepted:
                 break
             }
