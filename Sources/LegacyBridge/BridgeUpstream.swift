@@ -110,7 +110,10 @@ final class BridgeUpstream: @unchecked Sendable {
         stream = nil
         connectedOnce = false
         failures += 1
-        nextAttempt = Monotonic.now() + pause.delay(afterFailures: failures).inSeconds
+        // Credentials refused for good are refused again by a fresh connection: the longest pause
+        // at once (each attempt costs the notifications of the one sender let in to find out).
+        let delay = failure.code == .certificateRejected ? pause.maximumDelay : pause.delay(afterFailures: failures)
+        nextAttempt = Monotonic.now() + delay.inSeconds
         return outageReported.load(ordering: .relaxed) ? nil : failure
     }
 

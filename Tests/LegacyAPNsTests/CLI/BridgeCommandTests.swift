@@ -140,6 +140,33 @@ import Testing
         #expect(!bridge.stderr.contains("answered"), "\(bridge.stderr)")
     }
 
+    /// An upstream that refuses the bridge's credentials for good (403 InvalidProviderToken: the
+    /// simulator knows the key under another team): one line says so, however many senders try;
+    /// the senders after the first are refused before they write (not sent).
+    @Test func credentialsRefusedForGoodAreOneLogLine() async throws {
+        let scratch = try ScratchDirectory()
+        let server = try ChildProcess(
+            ["serve", "--http2", "--port", "0", "--quiet", "--auth-key", "ABC123DEFG:OTHERTEAM1:\(Self.p8)"])
+        defer { _ = server.interruptAndWait() }
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
+        let upstreamPort = String(listening.dropFirst("listening on 127.0.0.1:".count).prefix { $0.isNumber })
+        let (bridge, port, _) = try Self.bridge(upstreamPort: upstreamPort, store: scratch.file("bridge.sqlite"))
+        var notSent = 0
+        for index in 1...4 {
+            let sent = await Self.sender([
+                "send", "--gateway", "127.0.0.1:\(port)", "--token", Self.token(index), "--alert", "a", "--json",
+            ])
+            #expect(sent.status != 0)
+            #expect(!sent.output.contains(#""accepted":1"#))
+            if sent.output.contains(#""notSent":1"#) { notSent += 1 }
+        }
+        #expect(notSent >= 3, "the senders after the first are refused before they write")
+        #expect(bridge.interruptAndWait() == 0)
+        let lines = bridge.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("upstream unavailable: ") }
+        #expect(lines.count == 1, "\(bridge.stderr)")
+        #expect(lines.first?.contains("InvalidProviderToken") == true, "\(lines)")
+    }
+
     @Test func aStoreInUseIsOneErrorLineNamingIt() async throws {
         let scratch = try ScratchDirectory()
         let store = scratch.file("bridge.sqlite")
