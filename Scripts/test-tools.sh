@@ -8,6 +8,8 @@
 # a lock instead of racing. On failure: one line on stderr, exit 1 (the tests then fail with it).
 # Needs python3 with the venv module and access to PyPI the first time.
 # Usage: Scripts/test-tools.sh   (prints nothing; the interpreter is .build/test-tools/venv/bin/python)
+#        Scripts/test-tools.sh --check   (exit 0 when the tools are installed at these versions, else 1;
+#                                         installs nothing: Scripts/setup.sh --tests asks it first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +23,13 @@ venv=$tools/venv
 stamp=$venv/installed-requirements.txt
 log=$tools/install.log
 
+wanted=$(printf '%s\n' "${requirements[@]}")
+installed() { [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; }
+if [ "${1:-}" = --check ]; then
+    installed
+    exit
+fi
+
 fail() {
     echo "test-tools: $1" >&2
     exit 1
@@ -31,8 +40,7 @@ command -v flock >/dev/null 2>&1 || fail "flock is missing (Debian package util-
 exec 9>"$tools/lock"
 flock 9
 
-wanted=$(printf '%s\n' "${requirements[@]}")
-if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
+if installed; then
     exit 0
 fi
 

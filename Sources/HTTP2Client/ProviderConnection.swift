@@ -210,7 +210,10 @@ final class ProviderConnection: HTTP2SessionDelegate {
                     .protocolRefused, "\(settings.endpoint) chose \(spoken) by ALPN instead of h2 (HTTP/2)")
             }
             var options = HTTP2Session.Options()
-            options.peerMaxConcurrentStreams = settings.credentials.usesTokens ? 1 : 100
+            // One stream until the server's SETTINGS say how many, whatever the authentication: APNs
+            // ends the connection for a stream beyond its limit, even one opened before its
+            // SETTINGS arrived (the machine holds to this too).
+            options.peerMaxConcurrentStreams = 1
             options.maximumPendingRequests = Swift.max(1, machine.configuration.maximumStreams)
             let session = try HTTP2Session(role: .client, options: options, delegate: self)
             transport = tls
@@ -222,7 +225,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
             sawGoaway = false
             isFirstRequest = true
             output.clear()
-            machine.connected(now: now, serverStreamLimit: Int(session.remoteMaxConcurrentStreams))
+            machine.connected(now: now)
             flush()
         } catch let error as LegacyAPNsError {
             machine.connectFailed(error, now: now)
@@ -496,9 +499,11 @@ final class ProviderConnection: HTTP2SessionDelegate {
     }
 
     func didReceiveSettings(_ settings: HTTP2Settings) {
-        if let limit = settings.maxConcurrentStreams {
-            machine.settingsChanged(maximumConcurrentStreams: Int(limit), now: self.settings.clock.now())
-        }
+        // Every SETTINGS, even one that names no limit: the first lifts the one-stream rule, and
+        // nghttp2 has applied it (no limit named in the first means none).
+        guard let session else { return }
+        machine.settingsChanged(
+            maximumConcurrentStreams: Int(session.remoteMaxConcurrentStreams), now: self.settings.clock.now())
     }
 
     func didReceivePingAck(_ payload: UInt64) {

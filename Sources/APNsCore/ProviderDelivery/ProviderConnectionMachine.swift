@@ -2,7 +2,8 @@
 ///
 /// The connection shell asks ``nextAction(now:)`` what to do, does it (connect, take work from
 /// the pool's shared queue, sign a token, submit a request, reset a stream, ping, close), and
-/// reports what happened (``connected(now:serverStreamLimit:)``, ``submitted(_:stream:now:)``,
+/// reports what happened (``connected(now:serverStreamLimit:)``, ``settingsChanged(maximumConcurrentStreams:now:)``,
+/// ``submitted(_:stream:now:)``,
 /// ``received(_:on:now:)``, ``streamClosed(_:errorCode:now:)``, ``receivedGoaway(_:now:)``,
 /// ``connectionLost(_:now:)``, ...). Time is a `Duration` since any fixed origin, passed in by the
 /// shell, so tests move through an hour in microseconds. Requests to retry go back to the shared
@@ -26,9 +27,13 @@
 ///   a refused or untrusted certificate, see ``RetryAdvice/stopSending``): the send stops. Requests
 ///   already in flight still get their answers; nothing new is sent.
 /// - Streams: never more than the server's SETTINGS_MAX_CONCURRENT_STREAMS, our own
-///   ``Configuration/maximumStreams``, and, with token auth, one until the connection's first
-///   answer ("APNs allows only one stream until you post a request with a valid authentication
-///   token").
+///   ``Configuration/maximumStreams``; one until the server's SETTINGS arrive, whatever the
+///   authentication (a server may allow fewer than any guess, and APNs ends the connection with
+///   GOAWAY "Maximum active streams violated for this endpoint." for a stream beyond its limit,
+///   acknowledged or not: a client that opened 100 streams first delivered nothing); and, with token
+///   auth, one until the connection's first answer ("APNs allows only one stream until you post a
+///   request with a valid authentication token"). Every connection learns the limit afresh from
+///   its server's SETTINGS, so a reconnect never opens more than that server allows.
 /// - Tokens (token auth): each connection signs its own; a token is replaced once it is
 ///   ``Configuration/tokenRefreshAge`` old (about 50 minutes: APNs refuses tokens older than an
 ///   hour and answers 429 TooManyProviderTokenUpdates to a connection that changes its token
@@ -128,6 +133,8 @@ public struct ProviderConnectionMachine: Sendable {
         var bufferedIndex = 0
         /// The server's SETTINGS_MAX_CONCURRENT_STREAMS.
         var serverLimit: Int
+        /// The server's SETTINGS have arrived (before: one stream, whatever ``serverLimit`` says).
+        var settingsReceived = false
         /// An answer has arrived on this connection (token auth may use more than one stream).
         var answered = false
         var tokenMintedAt: Duration?
@@ -242,8 +249,9 @@ public struct ProviderConnectionMachine: Sendable {
     }
 
     private func limit() -> Int {
-        if configuration.usesTokens && !open.answered { return 1 }
-        return Swift.max(0, Swift.min(open.serverLimit, configuration.maximumStreams))
+        let allowed = Swift.max(0, Swift.min(open.serverLimit, configuration.maximumStreams))
+        if !open.settingsReceived || (configuration.usesTokens && !open.answered) { return Swift.min(1, allowed) }
+        return allowed
     }
 
     // MARK: - Deciding
@@ -370,10 +378,14 @@ public struct ProviderConnectionMachine: Sendable {
 
     // MARK: - Connection events
 
-    /// The connection is up; the server's limit is what nghttp2 assumes until its SETTINGS.
-    public mutating func connected(now: Duration, serverStreamLimit: Int = 100) {
+    /// The connection is up. `serverStreamLimit` is the server's SETTINGS_MAX_CONCURRENT_STREAMS
+    /// when its SETTINGS have already arrived; nil (the usual case: TLS is up, no HTTP/2 frame read
+    /// yet) means they have not, and the connection uses one stream until
+    /// ``settingsChanged(maximumConcurrentStreams:now:)`` reports them.
+    public mutating func connected(now: Duration, serverStreamLimit: Int? = nil) {
         guard case .connecting = state else { preconditionFailure("connected(now:) without connect") }
-        open = Open(serverLimit: serverStreamLimit, lastActivity: now)
+        open = Open(serverLimit: serverStreamLimit ?? 1, lastActivity: now)
+        open.settingsReceived = serverStreamLimit != nil
         swap(&open.buffered, &carried)
         state = .open
         attemptsOnThisSlot += 1
@@ -383,8 +395,8 @@ public struct ProviderConnectionMachine: Sendable {
     }
 
     /// Instead of ``connected(now:serverStreamLimit:)``: the shell reuses a connection that a
-    /// finished send kept open (``kept()``). It has answered before, so token auth's one-stream
-    /// rule no longer holds, and its provider token, signed at `tokenMintedAt`, goes on being used
+    /// finished send kept open (``kept()``), whose server's SETTINGS (`serverStreamLimit`) came long
+    /// ago. It has answered before, so token auth's one-stream rule no longer holds, and its provider token, signed at `tokenMintedAt`, goes on being used
     /// until ``Configuration/tokenRefreshAge`` after that (nil: none yet, sign one).
     public mutating func resumed(now: Duration, serverStreamLimit: Int, tokenMintedAt: Duration?) {
         connected(now: now, serverStreamLimit: serverStreamLimit)
@@ -413,10 +425,13 @@ public struct ProviderConnectionMachine: Sendable {
         }
     }
 
-    /// The server's SETTINGS changed its concurrent-stream limit.
+    /// The server's SETTINGS arrived, and with them its concurrent-stream limit (as the HTTP/2 layer
+    /// holds it after applying them: unlimited when the first SETTINGS name none). The first ones
+    /// lift the one-stream rule of a new connection.
     public mutating func settingsChanged(maximumConcurrentStreams: Int, now: Duration) {
         if case .open = state {
             open.serverLimit = maximumConcurrentStreams
+            open.settingsReceived = true
         }
         pendingEvents.append(.streamLimit(connection: connection, limit: streamLimit))
     }

@@ -26,6 +26,9 @@ extension HTTP2Session {
     private static let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
         guard let session = session(userData), let frame else { return 0 }
         session.headerBlockSize = 0
+        if session.role == .server, frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
+            session.openIncomingStreams += 1
+        }
         session.activeDelegate?.didBeginHeaders(stream: frame.pointee.hd.stream_id)
         return 0
     }
@@ -104,6 +107,9 @@ extension HTTP2Session {
             session.releaseBodySlot(slot)
         }
         session.requestClosed()
+        if session.role == .server, stream & 1 == 1, session.openIncomingStreams > 0 {
+            session.openIncomingStreams -= 1
+        }
         session.activeDelegate?.didCloseStream(stream: stream, errorCode: HTTP2ErrorCode(rawValue: errorCode))
         return 0
     }
@@ -124,8 +130,21 @@ extension HTTP2Session {
         return 0
     }
 
-    private static let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { _, _, code, userData in
-        session(userData)?.lastLibraryError = (code, nil)
+    /// Keeps the error for wording a failure, and tells a server's delegate of a stream beyond
+    /// the concurrent-stream limit: nghttp2 calls this for the request HEADERS it is about to refuse
+    /// (over a limit not yet acknowledged: REFUSED_STREAM) or to end the connection for (over the
+    /// acknowledged limit: PROTOCOL_ERROR, with the incoming streams at the limit).
+    private static let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { _, frame, code, userData in
+        guard let session = session(userData) else { return 0 }
+        session.lastLibraryError = (code, nil)
+        guard session.role == .server, let frame, UInt32(frame.pointee.hd.type) == NGHTTP2_HEADERS.rawValue else {
+            return 0
+        }
+        let overLimit =
+            code == NGHTTP2_ERR_REFUSED_STREAM.rawValue
+            || (code == NGHTTP2_ERR_PROTO.rawValue
+                && session.openIncomingStreams >= Int(session.localMaxConcurrentStreams))
+        if overLimit { session.activeDelegate?.didExceedStreamLimit(stream: frame.pointee.hd.stream_id) }
         return 0
     }
 

@@ -77,6 +77,9 @@ package final class HTTP2Session {
     @exclusivity(unchecked) var freeBodySlots: [Int] = []
     /// Client: requests submitted and not yet closed.
     @exclusivity(unchecked) package private(set) var pendingRequestCount = 0
+    /// Server: streams the peer opened that are not closed yet (nghttp2's count of incoming
+    /// streams, which it compares with our SETTINGS_MAX_CONCURRENT_STREAMS).
+    @exclusivity(unchecked) package internal(set) var openIncomingStreams = 0
 
     /// The reused array handed to nghttp2's submit functions.
     @exclusivity(unchecked) private var nameValues: UnsafeMutablePointer<nghttp2_nv>
@@ -377,9 +380,13 @@ package final class HTTP2Session {
     }
 
     /// Ends the connection: queues a GOAWAY with `errorCode` after which the session wants nothing
-    /// more (open streams are abandoned).
-    package func terminate(errorCode: HTTP2ErrorCode = .noError) throws {
+    /// more: the peer's later frames are ignored, open streams are abandoned. Its last-stream-id is
+    /// the last stream processed. With `reason`, a GOAWAY carrying it as debug data goes first (the
+    /// same code and last stream): nghttp2 ends a session only with a GOAWAY of its own, which
+    /// carries none.
+    package func terminate(errorCode: HTTP2ErrorCode = .noError, reason: String? = nil) throws {
         if let failure { throw failure }
+        if let reason { try submitGoaway(errorCode: errorCode, debugData: Array(reason.utf8)) }
         localGoaways.append((errorCode.rawValue, []))
         let result = nghttp2_session_terminate_session(pointer, errorCode.rawValue)
         guard result == 0 else {

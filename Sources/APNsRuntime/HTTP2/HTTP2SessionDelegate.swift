@@ -35,6 +35,11 @@ package protocol HTTP2SessionDelegate: AnyObject {
     func didReceiveSettings(_ settings: HTTP2Settings)
     /// The peer acknowledged a ``HTTP2Session/submitPing(_:)``.
     func didReceivePingAck(_ payload: UInt64)
+    /// Server: the peer opened `stream` beyond our SETTINGS_MAX_CONCURRENT_STREAMS. nghttp2's answer
+    /// follows unless the delegate ends the connection here (``HTTP2Session/terminate(errorCode:reason:)``):
+    /// while the peer has not acknowledged the limit, `stream` is refused (RST_STREAM
+    /// REFUSED_STREAM); after, GOAWAY PROTOCOL_ERROR.
+    func didExceedStreamLimit(stream: Int32)
 }
 
 extension HTTP2SessionDelegate {
@@ -48,4 +53,5 @@ extension HTTP2SessionDelegate {
     package func didReceiveGoaway(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: UnsafeRawBufferPointer) {}
     package func didReceiveSettings(_ settings: HTTP2Settings) {}
     package func didReceivePingAck(_ payload: UInt64) {}
+    package func didExceedStreamLimit(stream: Int32) {}
 }

@@ -90,6 +90,8 @@ package final class ProviderConnection: HTTP2SessionDelegate {
     /// Set when nghttp2 refused the client's bytes.
     package private(set) var protocolError: LegacyAPNsError?
     @exclusivity(unchecked) private var sawSettings = false
+    /// The SETTINGS_MAX_CONCURRENT_STREAMS sent last (token auth: 1, then the policy's).
+    private var advertisedStreams: UInt32
     /// When the last request arrived whole (or the connection opened).
     @exclusivity(unchecked) private var lastCompletedAt: Double
     /// When bytes last arrived that did not complete a frame (nil: the last bytes did).
@@ -107,6 +109,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         lastCompletedAt = now
         nextTimeoutCheck = now + 1
         table = ProviderStreamTable(capacity: Int(policy.maximumConcurrentStreams))
+        advertisedStreams = policy.maximumConcurrentStreams
         generator = SplitMix64(seed: policy.seed &+ UInt64(number) &* 0x9E37_79B9_7F4A_7C15)
         var options = HTTP2Session.Options()
         options.maximumHeaderListSize = policy.limits.maximumHeaderListSize
@@ -123,6 +126,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
                 keys: policy.keys, teamTopics: policy.teamTopics, environment: policy.environment)
             // "APNs allows only one stream until you post a request with a valid authentication token."
             options.maximumConcurrentStreams = 1
+            advertisedStreams = 1
         }
         session = try HTTP2Session(role: .server, options: options, delegate: self)
     }
@@ -204,15 +208,19 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         sendGoaway(reason: reason, lastStream: nil)
     }
 
-    /// Ends the session at once with a GOAWAY of `errorCode` (a client cut off).
-    package func terminate(errorCode: HTTP2ErrorCode, reason: String) {
+    /// Ends the session at once with a GOAWAY of `errorCode` (a client cut off), carrying
+    /// `debugData` when given.
+    package func terminate(errorCode: HTTP2ErrorCode, reason: String, debugData: String? = nil) {
         if cutOffReason == nil {
             cutOffReason = reason
             policy.update { $0.cutOff += 1 }
             policy.emit(.cutOff(connection: number, reason: reason))
         }
-        try? session.terminate(errorCode: errorCode)
+        try? session.terminate(errorCode: errorCode, reason: debugData)
     }
+
+    /// APNs's words in the GOAWAY for a stream beyond its limit (users' logs).
+    package static let maximumStreamsViolated = "Maximum active streams violated for this endpoint."
 
     /// Hands everything over (records, counters): the connection is closing.
     package func finish() {
@@ -284,6 +292,17 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         sawSettings = true
     }
 
+    /// A stream beyond the limit we advertised: with ``ProviderSimulator/ExcessStreams/goaway``, a
+    /// connection error as APNs makes it, acknowledged limit or not (else nghttp2 refuses it).
+    package func didExceedStreamLimit(stream: Int32) {
+        guard policy.excessStreams == .goaway else { return }
+        terminate(
+            errorCode: .refusedStream,
+            reason:
+                "stream \(stream) went beyond the \(advertisedStreams) concurrent streams allowed: GOAWAY \"\(Self.maximumStreamsViolated)\"",
+            debugData: Self.maximumStreamsViolated)
+    }
+
     // MARK: - Requests
 
     /// A request arrived whole: authenticate, validate, apply faults, answer.
@@ -351,6 +370,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
             break
         case .first(let keyID, let teamID):
             try? session.submitSettings([.maxConcurrentStreams(policy.maximumConcurrentStreams)])
+            advertisedStreams = policy.maximumConcurrentStreams
             policy.emit(.tokenAccepted(connection: number, keyID: keyID, teamID: teamID))
         case .updated(let keyID):
             policy.emit(.tokenUpdated(connection: number, keyID: keyID))

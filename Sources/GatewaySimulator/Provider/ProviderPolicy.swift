@@ -11,6 +11,7 @@ package final class ProviderPolicy: Sendable {
     let keys: [String: ProviderSimulator.AuthKey]
     let teamTopics: [String: [String]]
     let maximumConcurrentStreams: UInt32
+    let excessStreams: ProviderSimulator.ExcessStreams
     let faults: ProviderFaults
     /// Whether any per-request fault is configured (most runs: none, and no lookups per request).
     let hasRequestFaults: Bool
@@ -35,7 +36,8 @@ package final class ProviderPolicy: Sendable {
         self.init(
             environment: configuration.environment, authKeys: configuration.authKeys,
             teamTopics: configuration.teamTopics, maximumConcurrentStreams: configuration.maximumConcurrentStreams,
-            faults: configuration.faults, limits: configuration.limits, clock: configuration.clock,
+            excessStreams: configuration.excessStreams, faults: configuration.faults, limits: configuration.limits,
+            clock: configuration.clock,
             recorder: configuration.recorder, recordingInterval: configuration.recordingInterval,
             seed: configuration.seed, events: configuration.events)
     }
@@ -44,7 +46,8 @@ package final class ProviderPolicy: Sendable {
     package init(
         environment: ProviderSimulator.Environment = .development, authKeys: [ProviderSimulator.AuthKey] = [],
         teamTopics: [String: [String]] = [:], maximumConcurrentStreams: UInt32 = 1000,
-        faults: ProviderFaults = ProviderFaults(), limits: ProviderSimulator.Limits = .init(),
+        excessStreams: ProviderSimulator.ExcessStreams = .goaway, faults: ProviderFaults = ProviderFaults(),
+        limits: ProviderSimulator.Limits = .init(),
         clock: ProviderSimulator.Clock = .system, recorder: (any ProviderRecorder)? = nil,
         recordingInterval: Duration = .zero, seed: UInt64 = 1,
         events: (@Sendable (ProviderSimulatorEvent) -> Void)? = nil
@@ -55,6 +58,7 @@ package final class ProviderPolicy: Sendable {
         self.keys = keys
         self.teamTopics = teamTopics.mapValues(ProviderTokenAuthority.expand)
         self.maximumConcurrentStreams = max(1, maximumConcurrentStreams)
+        self.excessStreams = excessStreams
         self.faults = faults
         hasRequestFaults =
             !faults.failingTokens.isEmpty || !faults.unregisteredTokens.isEmpty || !faults.stallingTokens.isEmpty

@@ -127,6 +127,23 @@ extension ProviderSimulator {
         public init() {}
     }
 
+    /// What a client gets for opening a stream beyond the simulator's SETTINGS_MAX_CONCURRENT_STREAMS
+    /// (``Configuration/maximumConcurrentStreams``, or 1 before a token connection's first valid
+    /// token).
+    public enum ExcessStreams: String, Hashable, Sendable, CaseIterable {
+        /// As APNs: the connection ends at once, whether or not the client has acknowledged the
+        /// limit yet, with GOAWAY REFUSED_STREAM and the debug data `Maximum active streams
+        /// violated for this endpoint.` (what users' logs show). Streams the client had open are
+        /// abandoned; a client that opens many streams before the server's SETTINGS arrive
+        /// delivers nothing.
+        case goaway
+        /// As RFC 9113 allows and nghttp2 does: while the client has not acknowledged the limit,
+        /// the stream is refused with RST_STREAM REFUSED_STREAM (not processed, so the client may
+        /// send it again) and the connection goes on; beyond an acknowledged limit, GOAWAY
+        /// PROTOCOL_ERROR.
+        case refuse
+    }
+
     /// Everything about the simulator: identity, address, environment, authentication,
     /// limits, faults, recording and events.
     public struct Configuration: Sendable {
@@ -151,6 +168,8 @@ extension ProviderSimulator {
         /// SETTINGS_MAX_CONCURRENT_STREAMS once a connection is authenticated (certificate auth:
         /// from the start; token auth: after its first valid token, before which it is 1).
         public var maximumConcurrentStreams: UInt32 = 1000
+        /// What a stream beyond that limit gets: APNs's GOAWAY by default.
+        public var excessStreams = ExcessStreams.goaway
         /// Misbehaviour to inject (none by default).
         public var faults = ProviderFaults()
         /// Bounds against hostile clients.

@@ -17,6 +17,8 @@ import Synchronization
 ///   of ``Configuration/authKeys`` (the rules below), the stream limit is 1
 ///   until the first valid token and ``Configuration/maximumConcurrentStreams`` after it, topics
 ///   are limited by ``Configuration/teamTopics`` when the team has an entry.
+/// - A stream beyond the limit ends the connection as APNs does, with GOAWAY "Maximum active
+///   streams violated for this endpoint." (``Configuration/excessStreams``, ``ExcessStreams``).
 /// - Apple's request rules in a documented order (APNsCore's `ProviderRequestValidator`), every status
 ///   and reason of Apple's table reachable (by validation, or on demand through
 ///   ``ProviderFaults``), `apns-id` echoed or made up, `apns-unique-id` in development.

@@ -44,8 +44,16 @@ enum ServeHTTP2Command {
         }
         static let maximumStreams = Option<UInt32>.integer(
             "max-streams",
-            help: "SETTINGS_MAX_CONCURRENT_STREAMS once authenticated (token auth: 1 until the first valid token).",
+            help: "SETTINGS_MAX_CONCURRENT_STREAMS once authenticated (token auth: 1 until the first valid token); "
+                + "a stream beyond it is answered as --excess-streams says.",
             range: 1...100_000, default: 1000)
+        static let excessStreams = Option<ProviderSimulator.ExcessStreams>.choice(
+            "excess-streams",
+            help: "A stream beyond --max-streams: goaway (as APNs: GOAWAY REFUSED_STREAM \"Maximum active streams "
+                + "violated for this endpoint.\" and the connection closes, whether or not the client has "
+                + "acknowledged the limit; its open streams go unanswered) or refuse (RFC 9113's leniency: "
+                + "RST_STREAM REFUSED_STREAM before the client acknowledged the limit, GOAWAY PROTOCOL_ERROR after).",
+            ["goaway": .goaway, "refuse": .refuse], default: .goaway)
         static let failToken = RepeatedOption<(DeviceToken, ProviderReason)>(
             "fail-token", "hex[:reason]",
             help: "Requests to this token fail with the reason (default BadDeviceToken; the status follows it: "
@@ -114,7 +122,8 @@ enum ServeHTTP2Command {
             [
                 http2.spec, certificate.spec, key.spec, CredentialOptions.passphraseEnvironment.spec,
                 CredentialOptions.passphraseFile.spec, caFile.spec, host.spec, port.spec, environment.spec,
-                authKey.spec, teamTopic.spec, maximumStreams.spec, failToken.spec, unregistered.spec, failEvery.spec,
+                authKey.spec, teamTopic.spec, maximumStreams.spec, excessStreams.spec, failToken.spec,
+                unregistered.spec, failEvery.spec,
                 goawayAfter.spec, shutdownAfter.spec, resetAfter.spec, stallToken.spec, errorDelay.spec,
                 randomFaults.spec, record.spec, maximumConnections.spec, idleTimeout.spec, newestTLS.spec, quiet.spec,
             ]
@@ -287,6 +296,7 @@ enum ServeHTTP2Command {
         configuration.authKeys = authKeys
         configuration.teamTopics = teamTopics
         configuration.maximumConcurrentStreams = maximumStreams
+        configuration.excessStreams = try arguments.required(Options.excessStreams)
         configuration.faults = faults
         configuration.limits = limits
         let recordDescriptor = try recordPath.map(Files.openForAppending) ?? -1

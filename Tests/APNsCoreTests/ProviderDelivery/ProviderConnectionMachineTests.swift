@@ -129,6 +129,72 @@ import Testing
         #expect(machine.nextAction(now: Self.t0) == .take(maximum: 1000))
     }
 
+    /// The adversarial run: `send --http2 --cert` opened about 100 streams before the server's
+    /// SETTINGS arrived, and a server allowing 10 that ends the connection for the 11th (as APNs
+    /// does) got nothing delivered. Certificate or token, one stream until the SETTINGS say how many.
+    @Test func aCertificateConnectionHasOneStreamInFlightUntilTheServersSettingsArrive() {
+        var machine = Self.machine()
+        #expect(machine.nextAction(now: Self.t0) == .connect(delay: .zero))
+        machine.connected(now: Self.t0)
+        #expect(machine.streamLimit == 1)
+        #expect(machine.nextAction(now: Self.t0) == .take(maximum: 1))
+        machine.took([Self.entry(1)], now: Self.t0)
+        #expect(machine.nextAction(now: Self.t0) == .submit(Self.entry(1)))
+        machine.submitted(Self.entry(1), stream: 1, now: Self.t0)
+        guard case .wait = machine.nextAction(now: Self.t0) else {
+            Issue.record("one stream in flight until the server's SETTINGS")
+            return
+        }
+        #expect(machine.streamsInFlight == 1)
+        // The SETTINGS: 10 streams, so 9 more may go out now, and not one beyond.
+        machine.settingsChanged(maximumConcurrentStreams: 10, now: Self.t0)
+        #expect(machine.streamLimit == 10)
+        #expect(machine.nextAction(now: Self.t0) == .take(maximum: 9))
+        let more = (2...12).map { Self.entry(UInt64($0)) }
+        machine.took(more, now: Self.t0)
+        var stream: Int32 = 3
+        while case .submit(let entry) = machine.nextAction(now: Self.t0) {
+            machine.submitted(entry, stream: stream, now: Self.t0)
+            stream += 2
+        }
+        #expect(machine.streamsInFlight == 10)
+        // An answer frees one stream, and one more goes out.
+        machine.received(Self.ok(1), on: 1, now: Self.t0)
+        guard case .submit(let next) = machine.nextAction(now: Self.t0) else {
+            Issue.record("a freed stream is used")
+            return
+        }
+        #expect(next.position == 11)
+        machine.submitted(next, stream: stream, now: Self.t0)
+        guard case .wait = machine.nextAction(now: Self.t0) else {
+            Issue.record("at the server's limit")
+            return
+        }
+        #expect(machine.streamsInFlight == 10)
+    }
+
+    @Test func aReconnectWaitsForTheNewServersSettingsAgain() {
+        var machine = Self.machine()
+        Self.connectAndSubmit(&machine, [1], limit: 10)
+        let goaway = [UInt8]("Maximum active streams violated for this endpoint.".utf8).withUnsafeBytes {
+            ProviderGoaway(lastStreamID: 1, errorCode: .refusedStream, debugData: $0)
+        }
+        machine.receivedGoaway(goaway, now: Self.t0)
+        machine.received(Self.ok(1), on: 1, now: Self.t0)
+        #expect(machine.nextAction(now: Self.t0) == .close)
+        machine.closed()
+        guard case .connect = machine.nextAction(now: Self.t0) else {
+            Issue.record("a reconnect")
+            return
+        }
+        machine.connected(now: Self.t0)
+        #expect(machine.streamLimit == 1)
+        #expect(machine.nextAction(now: Self.t0) == .take(maximum: 1))
+        // This server's SETTINGS name no limit (nghttp2 then holds "unlimited"): our own bound.
+        machine.settingsChanged(maximumConcurrentStreams: Int(UInt32.max), now: Self.t0)
+        #expect(machine.streamLimit == machine.configuration.maximumStreams)
+    }
+
     @Test func withTokensTheFirstAnswerReportsTheRisenStreamLimit() {
         var machine = Self.machine(tokens: true)
         Self.connectAndSubmit(&machine, [1], limit: 1)

@@ -1,4 +1,5 @@
 import Foundation
+import GatewaySimulator
 import TestSupport
 import Testing
 
@@ -41,6 +42,53 @@ import Testing
             })
         #expect(byToken["first"]?.contains(#""pushType":"background""#) == true, "\(recorded)")
         #expect(byToken["second"]?.contains(#""pushType":"alert""#) == true, "\(recorded)")
+    }
+
+    /// The adversarial run: `send --http2 --cert` used to open about 100 streams before the
+    /// server's SETTINGS arrived, and a server allowing fewer that ends the connection for the
+    /// excess (as APNs does, and `serve --http2` now does) got 0 of 5,000. One stream until the
+    /// SETTINGS, then the server's 10: every notification delivered once, on one connection.
+    @Test func aCertificateSendStaysWithinASmallEnforcedStreamLimitAndDeliversEverything() throws {
+        let scratch = try ScratchDirectory()
+        let record = scratch.file("accepted.jsonl")
+        let server = try ChildProcess(["serve", "--http2", "--port", "0", "--max-streams", "10", "--record", record])
+        defer { _ = server.interruptAndWait() }
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
+        let port = String(listening.dropFirst("listening on 127.0.0.1:".count).prefix { $0.isNumber })
+        let count = 5000
+        let tokens = (1...count).map { index in
+            let hex = String(index, radix: 16)
+            return String(repeating: "0", count: 64 - hex.count) + hex
+        }
+        let lines = tokens.map { #"{"token":"\#($0)","payload":{"aps":{"alert":"hi"}}}"# }
+        let input = try scratch.write(Array((lines.joined(separator: "\n") + "\n").utf8), named: "in.jsonl")
+        let result = try CLIRunner.runProcess(
+            CLIRunner.binary,
+            [
+                "send", "--http2", "--input", input, "--gateway", "127.0.0.1:\(port)", "--ca-file",
+                Fixtures.certs("ca.pem"), "--cert", Fixtures.certs("universal-modern.p12"), "--passphrase-file",
+                Fixtures.certs("passphrase.txt"), "--json",
+            ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(result.outputLines.last)
+        for field in [
+            #""accepted":5000"#, #""rejected":0"#, #""unconfirmed":0"#, #""notSent":0"#, #""retried":0"#,
+            #""possibleDuplicates":0"#, #""connections":1"#,
+        ] {
+            #expect(summary.contains(field), "\(summary)")
+        }
+        #expect(server.interruptAndWait() == 0)
+        #expect(!server.stderr.contains(ProviderConnection.maximumStreamsViolated), "\(server.stderr)")
+        // The simulator's record: each token exactly once.
+        let recorded = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n")
+        #expect(recorded.count == count)
+        var seen: [String: Int] = [:]
+        for line in recorded {
+            guard let range = line.range(of: #""token":""#) else { continue }
+            seen[String(line[range.upperBound...].prefix(64)), default: 0] += 1
+        }
+        #expect(Set(seen.keys) == Set(tokens))
+        #expect(seen.values.allSatisfy { $0 == 1 })
     }
 
     /// A production certificate against the default (development) `serve --http2`: both sides

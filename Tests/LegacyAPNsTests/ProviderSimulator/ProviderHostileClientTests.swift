@@ -131,6 +131,7 @@ import Testing
     @Test func aClientFloodingStreamsIsRefusedAndCutOffWhileOthersAreServed() async throws {
         try await withProviderSimulator {
             $0.maximumConcurrentStreams = 100
+            $0.excessStreams = .refuse  // RFC 9113's leniency, so the flood reaches the trickle check
             $0.limits.requestTimeout = .seconds(1)
         } _: { fixture in
             let (closed, types, other) = try await Self.blocking {
@@ -174,6 +175,41 @@ import Testing
             }
             #expect(closed)
             #expect(types.contains(0x7), "a GOAWAY: \(types)")
+            #expect(other == "200")
+        }
+    }
+
+    /// As APNs: a stream beyond the advertised limit ends the connection with GOAWAY REFUSED_STREAM
+    /// "Maximum active streams violated for this endpoint.", whether the client acknowledged the
+    /// limit yet or not (nghttp2 alone would refuse the stream of an unacknowledged limit and go on).
+    @Test(arguments: [false, true])
+    func aStreamBeyondTheLimitEndsTheConnectionAsAPNsDoes(acknowledged: Bool) async throws {
+        try await withProviderSimulator {
+            $0.maximumConcurrentStreams = 10
+        } _: { fixture in
+            let (closed, frames, other) = try await Self.blocking {
+                let tls = try Self.connect(fixture.endpoint)
+                // 11 streams opened (HEADERS only, never finished), the server's SETTINGS
+                // acknowledged in advance or not at all.
+                var bytes = RawFrames.preface + RawFrames.settings()
+                if acknowledged { bytes += RawFrames.settings(ack: true) }
+                for index in 0..<11 { bytes += Self.requestFrames(stream: UInt32(2 * index + 1)).dropLast(9 + 10) }
+                Self.write(bytes, to: tls)
+                let (closed, received) = Self.readUntilClosed(tls)
+                return (closed, Self.frames(received), try Self.wellBehaved(fixture))
+            }
+            #expect(closed)
+            let goaways = frames.filter { $0.type == 0x7 }
+            let first = try #require(goaways.first, "a GOAWAY: \(frames.map(\.type))")
+            // | last-stream-id (32) | error code (32) | debug data |
+            #expect(Array(first.payload[0..<8]) == [0, 0, 0, 19, 0, 0, 0, 0x7])  // stream 19, REFUSED_STREAM
+            #expect(
+                String(decoding: first.payload.dropFirst(8), as: UTF8.self) == ProviderConnection.maximumStreamsViolated
+            )
+            #expect(goaways.allSatisfy { Array($0.payload[4..<8]) == [0, 0, 0, 0x7] })
+            #expect(!frames.contains { $0.type == 0x3 }, "no stream is refused alone: the connection ends")
+            #expect(
+                Self.cutOffReasons(fixture).contains { $0.contains("stream 21 went beyond the 10 concurrent streams") })
             #expect(other == "200")
         }
     }

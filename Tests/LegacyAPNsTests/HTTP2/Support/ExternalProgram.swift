@@ -1,16 +1,18 @@
 import Foundation
 import Testing
 
-/// The HTTP/2 tools the loopback tests run (nghttp2's `nghttp` and `nghttpd`, `curl`), found on
-/// `PATH` or in the Debian locations. A missing one fails the test naming the package to install:
-/// these tests are never skipped.
-enum ExternalProgram {
-    case nghttp, nghttpd, curl
+/// The HTTP/2 tools the loopback tests run (nghttp2's `nghttp` and `nghttpd`, `curl`; `h2load`
+/// for the benchmarks), found on `PATH` or in the Debian locations. A missing one fails the test
+/// naming the package to install: these tests are never skipped. `Scripts/setup.sh --tests`
+/// installs every one of them (SetupScriptTests checks that for each case).
+enum ExternalProgram: CaseIterable {
+    case nghttp, nghttpd, h2load, curl
 
     var name: String {
         switch self {
         case .nghttp: "nghttp"
         case .nghttpd: "nghttpd"
+        case .h2load: "h2load"
         case .curl: "curl"
         }
     }
@@ -20,6 +22,7 @@ enum ExternalProgram {
         switch self {
         case .nghttp: "nghttp2-client"
         case .nghttpd: "nghttp2-server"
+        case .h2load: "nghttp2-client"
         case .curl: "curl"
         }
     }
