@@ -43,6 +43,40 @@ import Testing
         #expect(byToken["second"]?.contains(#""pushType":"alert""#) == true, "\(recorded)")
     }
 
+    /// A line's `pushType` is checked as `--push-type` is: one Apple does not document is an input
+    /// error naming the line, before anything connects (it used to be sent, and refused by the
+    /// server one notification at a time).
+    @Test func anUnknownPushTypeInALineIsAnInputErrorAndNothingIsSent() async throws {
+        let scratch = try ScratchDirectory()
+        let record = scratch.file("accepted.jsonl")
+        let server = try ChildProcess(["serve", "--http2", "--port", "0", "--record", record])
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
+        let port = String(listening.dropFirst("listening on 127.0.0.1:".count).prefix { $0.isNumber })
+        let token = String(repeating: "ab", count: 32)
+        let lines = [
+            #"{"token":"\#(token)","payload":{"aps":{"alert":"one"}}}"#,
+            #"{"token":"\#(token)","payload":{"aps":{"alert":"two"}},"pushType":"alret"}"#,
+        ]
+        let input = try scratch.write(Array((lines.joined(separator: "\n") + "\n").utf8), named: "in.jsonl")
+        let result = try CLIRunner.runBinary([
+            "send", "--http2", "--input", input, "--gateway", "127.0.0.1:\(port)", "--ca-file",
+            Fixtures.certs("ca.pem"), "--cert", Fixtures.certs("universal-modern.p12"), "--passphrase-file",
+            Fixtures.certs("passphrase.txt"), "--json",
+        ])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.output.isEmpty, "\(result.output)")
+        let names =
+            "alert, background, location, voip, complication, fileprovider, mdm, liveactivity, pushtotalk, widgets, "
+            + "controls"
+        #expect(
+            result.errorLines
+                == [
+                    "legacy-push: error: line 2: pushType must be one of \(names), got 'alret' (did you mean 'alert'?)"
+                ], "\(result.stderr)")
+        #expect(server.interruptAndWait() == 0)
+        #expect(((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").isEmpty)
+    }
+
     /// A production certificate against the default (development) `serve --http2`: both sides
     /// say which environment each is for and how to change it, instead of a bare
     /// 403 BadCertificateEnvironment.
