@@ -320,6 +320,45 @@ import Testing
         }
     }
 
+    /// The disk fills after the 410s were stored, so the feedback port cannot delete what it
+    /// served: the next reader still does not get those tuples again (they used to be served on
+    /// every poll), and the store's error is logged once, not per poll. Once the disk takes writes
+    /// again the deletion is retried and commits: a bridge restarted on the store serves nothing.
+    @Test func tuplesServedWhileTheDiskIsFullAreNotServedAgain() async throws {
+        var faults = ProviderFaults()
+        let count = 30
+        for index in 1...count {
+            faults.unregisteredTokens[TestGateway.notification(index).token] = .milliseconds(1_700_000_000_000)
+        }
+        let scratch = try ScratchDirectory()
+        let store = scratch.file("bridge.sqlite")
+        let diskIsFull = Locked(false)
+        try await withBridge(faults: faults, store: store, configure: { $0.storeRefusesDeletes = { diskIsFull.get() } })
+        {
+            fixture in
+            let report = try await fixture.client().send(Self.notifications(1...count))
+            #expect(report.accepted == count, "\(report)")
+            diskIsFull.set(true)
+            let first = try await FeedbackSamples.reader(fixture.feedbackService).read()
+            #expect(first.records.count == count)
+            for _ in 0..<3 {
+                let again = try await FeedbackSamples.reader(fixture.feedbackService).read()
+                #expect(again.records.isEmpty, "served again: \(again.records.count)")
+            }
+            let failures = fixture.events.get().compactMap { event -> String? in
+                if case .storeFailed(let reason) = event { return reason }
+                return nil
+            }
+            #expect(failures.count == 1, "\(failures)")
+            #expect(failures.first?.contains("database or disk is full") == true, "\(failures)")
+            diskIsFull.set(false)
+        }
+        try await withBridge(store: store) { fixture in
+            let afterRestart = try await FeedbackSamples.reader(fixture.feedbackService).read()
+            #expect(afterRestart.records.isEmpty, "served again after a restart: \(afterRestart.records.count)")
+        }
+    }
+
     /// No upstream at all: the sender gets status 10 (shutdown, as Apple's gateway before
     /// maintenance) instead of a silent loss, and the bridge keeps serving.
     @Test func anUnreachableUpstreamAnswersStatus10() async throws {
