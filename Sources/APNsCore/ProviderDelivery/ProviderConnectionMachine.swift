@@ -22,6 +22,8 @@
 ///   no answer within ``Configuration/requestTimeout`` (the stream is reset and the request goes
 ///   elsewhere).
 /// - 403 ExpiredProviderToken: one retry with a fresh token on a new connection, then rejected.
+///   A token younger than ``believablyExpiredAge`` refused as expired means the clock is wrong
+///   (every token would be): the send stops, as for refused credentials.
 /// - Credentials that cannot succeed (403 InvalidProviderToken, BadCertificateEnvironment, ...,
 ///   a refused or untrusted certificate, see ``RetryAdvice/stopSending``): the send stops. Requests
 ///   already in flight still get their answers; nothing new is sent.
@@ -227,6 +229,16 @@ public struct ProviderConnectionMachine: Sendable {
     public mutating func takeFinalizedCount() -> Int {
         defer { finalized = 0 }
         return finalized
+    }
+
+    /// A token refused as expired (403 ExpiredProviderToken) younger than this, by our clock,
+    /// says our clock and APNs' disagree: APNs refuses tokens over an hour old.
+    public static let believablyExpiredAge: Duration = .seconds(30 * 60)
+
+    /// "3 s", "12 min": a token's age, for messages.
+    private static func describe(_ age: Duration) -> String {
+        let seconds = age.components.seconds
+        return seconds < 120 ? "\(Swift.max(0, seconds)) s" : "\(seconds / 60) min"
     }
 
     /// Streams in flight on the current connection.
@@ -581,7 +593,20 @@ public struct ProviderConnectionMachine: Sendable {
                 }
                 open.winding = open.winding ?? .reconnect(delay: .zero, reason: "\(response)")
             case .refreshTokenAndRetryOnce:
-                if entry.usedTokenRetry {
+                if configuration.usesTokens, let minted = open.tokenMintedAt,
+                    now - minted < Self.believablyExpiredAge
+                {
+                    // A token signed moments ago cannot be an hour old: the clocks disagree, and
+                    // every fresh token would be refused the same way (a connection and a token
+                    // per notification, twice). Stop with the cause.
+                    reject(entry, response: response, isLocal: false)
+                    rejectedForCredentials = LegacyAPNsError(
+                        .certificateRejected,
+                        "APNs refused a provider token signed \(Self.describe(now - minted)) ago as expired "
+                            + "(403 ExpiredProviderToken): this machine's clock is probably wrong (APNs refuses "
+                            + "tokens dated over an hour before its own clock): check it, e.g. with 'date -u', "
+                            + "and set it right (NTP)")
+                } else if entry.usedTokenRetry {
                     reject(entry, response: response, isLocal: false)
                 } else {
                     entry.usedTokenRetry = true

@@ -359,6 +359,29 @@ import Testing
         }
     }
 
+    /// An upstream whose clock is two hours ahead refuses every fresh token as expired: the
+    /// bridge's upstream stream stops at the first refusal and reopens only after its pause, so
+    /// the upstream does not see a connection (two, with the retry) per notification, and the
+    /// sender hears status 10, never an acceptance.
+    @Test func aWrongClockDoesNotMakeAConnectionPerNotification() async throws {
+        let count = 60
+        try await withBridge(configureUpstream: { $0.clock = .system(ahead: .seconds(7200)) }) { fixture in
+            let report = try await fixture.client().send(Self.notifications(1...count))
+            #expect(report.accepted == 0, "\(report)")
+            let connections = fixture.events.get().filter {
+                if case .upstream(.connected) = $0 { return true } else { return false }
+            }
+            #expect(connections.count < count / 2, "\(connections.count) upstream connections for \(count)")
+            let stopped = fixture.events.get().contains {
+                if case .upstream(.connectionClosed(_, let reason)) = $0 {
+                    return reason.contains("clock is probably wrong")
+                }
+                return false
+            }
+            #expect(stopped, "\(fixture.events.get())")
+        }
+    }
+
     /// No upstream at all: the sender gets status 10 (shutdown, as Apple's gateway before
     /// maintenance) instead of a silent loss, and the bridge keeps serving.
     @Test func anUnreachableUpstreamAnswersStatus10() async throws {
