@@ -670,6 +670,7 @@ public struct ProviderConnectionMachine: Sendable {
     public mutating func connectionLost(_ error: LegacyAPNsError, now: Duration) {
         switch state {
         case .open:
+            let lostStreams = open.streams.count
             lose(reason: error.reason, now: now)
             returnBuffered()
             let winding = open.winding
@@ -679,6 +680,10 @@ public struct ProviderConnectionMachine: Sendable {
                 fail(stop)
             } else if error.stopsSending {
                 fail(error)
+            } else if case .reconnect(let delay, _) = winding, open.answered, lostStreams == 0 {
+                // The close a GOAWAY announced, come before the connection wound down on its
+                // own: nothing lost, no failure, the GOAWAY's delay (none for a graceful one).
+                nextConnectDelay = delay
             } else {
                 recordFailure(error, spendsBudget: !open.answered)
             }

@@ -176,8 +176,8 @@ import Testing
         machine.received(Self.ok(3), on: 5, now: Self.t0)
         #expect(machine.nextAction(now: Self.t0) == .close)
         machine.closed()
-        // Shutdown means "back off", so the next connection waits.
-        #expect(machine.nextAction(now: Self.t0) == .connect(delay: .milliseconds(100)))
+        // A graceful GOAWAY (NO_ERROR, Shutdown) after answers: the next connection opens at once.
+        #expect(machine.nextAction(now: Self.t0) == .connect(delay: .zero))
         #expect(machine.report.accepted == 2)
     }
 
@@ -200,7 +200,8 @@ import Testing
             machine.closed()
         }
         #expect(machine.nextAction(now: Self.t0) == .finished)
-        #expect(delays == [.zero, .milliseconds(200), .milliseconds(800)])
+        // No answer on any of them: no progress, so the reconnects back off.
+        #expect(delays == [.zero, .milliseconds(100), .milliseconds(200)])
         #expect(machine.report.failure?.code == .connectionFailed)
         #expect(machine.report.failure?.reason.contains("Shutdown") == true)
         #expect(machine.report.failure?.reason.contains("gave up after 3") == true)
