@@ -667,11 +667,24 @@ public struct ProviderConnectionMachine: Sendable {
 
     /// The connection broke (reset, end of stream, a TLS or HTTP/2 protocol error): what was in
     /// flight may or may not have been delivered.
+    ///
+    /// A refused client certificate (`.certificateRejected` before any answer: with TLS 1.3 the
+    /// server's alert arrives on the first read after the handshake, once requests may already be
+    /// written) means the server processed nothing on the connection: those requests were not
+    /// sent, and end *not sent* (the send stops), never as possibly delivered.
     public mutating func connectionLost(_ error: LegacyAPNsError, now: Duration) {
         switch state {
         case .open:
             let lostStreams = open.streams.count
-            lose(reason: error.reason, now: now)
+            if error.code == .certificateRejected, !open.answered {
+                for stream in open.streams.streams.sorted() {
+                    var entry = open.streams.removeValue(forKey: stream)!.entry
+                    entry.sends = Swift.max(0, entry.sends - 1)
+                    carried.append(entry)
+                }
+            } else {
+                lose(reason: error.reason, now: now)
+            }
             returnBuffered()
             let winding = open.winding
             state = .disconnected
