@@ -96,6 +96,9 @@ public final class Bridge: Sendable {
         public var resendMemory = BridgeResendMemory.Configuration()
         /// Caps the store's file (tests: a full store without a full disk).
         package var storeMaximumPages: Int?
+        /// While this answers true, the store's deletions fail (tests: a full disk after the
+        /// tuples were stored).
+        package var storeRefusesDeletes: (@Sendable () -> Bool)?
         /// Called for every ``BridgeEvent``, from the bridge's threads.
         public var events: (@Sendable (BridgeEvent) -> Void)?
 
@@ -146,6 +149,7 @@ public final class Bridge: Sendable {
             // Fine: each sender's certificate names its topic. Checked per sender.
         }
         let store = try FeedbackStore(path: configuration.storePath, maximumPages: configuration.storeMaximumPages)
+        store.refusesDeletes = configuration.storeRefusesDeletes
         self.core = try BridgeCore(configuration: configuration, store: store)
     }
 

@@ -4,7 +4,8 @@ internal import APNsRuntime
 
 /// One connection to the bridge's feedback service: the sender's certificate names its topic,
 /// the stored tuples of that topic are written, and only those written completely are forgotten,
-/// as Apple's feedback service handed each tuple out once.
+/// as Apple's feedback service handed each tuple out once. A deletion that does not commit (a full
+/// disk) does not make them served again: the store remembers them as served (``BridgeStore``).
 struct BridgeFeedbackSession {
     let core: BridgeCore
     let client: String
@@ -37,12 +38,24 @@ struct BridgeFeedbackSession {
             var writer = ByteWriter(capacity: batch.count * 38)
             for record in batch { record.encode(into: &writer) }
             guard session.writeAll(writer.bytes, timeout: 10) == nil else { break }
-            if let error = core.store.forget(batch, topic: topic) {
-                core.emit(.storeFailed(reason: error.reason))
-                break
-            }
             served += batch.count
             start += batchSize
+            switch core.store.forget(batch, topic: topic) {
+            case .forgotten:
+                continue
+            case .remembered(let failure):
+                // Not served again all the same; the deletion is retried. Logged once.
+                if let failure {
+                    core.emit(
+                        .storeFailed(
+                            reason: "\(failure.reason): the tuples served are remembered as served (not served "
+                                + "again) and deleted once the store takes writes again"))
+                }
+                continue
+            case .failed(let error):
+                core.emit(.storeFailed(reason: "\(error.reason): the tuples served may be served again"))
+            }
+            break
         }
         core.count { $0.feedbackServed += served }
         core.emit(.feedbackServed(client: client, topic: topic, count: served))

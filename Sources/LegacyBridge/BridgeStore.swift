@@ -4,8 +4,13 @@ internal import APNsRuntime
 /// The bridge's one thread that owns the ``FeedbackStore``: 410 tuples from the upstream threads
 /// are committed in batches (one transaction, one sync to disk for many), and only then are their
 /// notifications let go; the feedback service's reads and deletions queue behind them.
+///
+/// Tuples written to a reader whose deletion does not commit (a full disk) are remembered as
+/// served (up to ``maximumRemembered``): no later read returns them, and their deletion is tried
+/// again, at most once a second and when the bridge stops, until it commits.
 final class BridgeStore: @unchecked Sendable {
-    // @unchecked: the queues are guarded by `lock`; `store` is used only on the store thread.
+    // @unchecked: the queues are guarded by `lock`; `store` and `remembered` are used only on the
+    // store thread.
     struct Addition: Sendable {
         var topic: String
         var record: FeedbackRecord
@@ -13,11 +18,34 @@ final class BridgeStore: @unchecked Sendable {
         var tag: UInt64
     }
 
+    /// What became of tuples written to a reader (``forget(_:topic:)``).
+    enum ForgetOutcome: Sendable {
+        /// Deleted from the store.
+        case forgotten
+        /// Not deleted (the store takes no writes): remembered as served, never served again,
+        /// deleted later. `failure` is the store's error the first time since the store last took
+        /// a deletion (to be logged once), nil after.
+        case remembered(failure: LegacyAPNsError?)
+        /// Neither deleted nor remembered (the memory is full): they may be served again.
+        case failed(LegacyAPNsError)
+    }
+
+    /// Tuples remembered as served at most (about 100 bytes each).
+    static let maximumRemembered = 200_000
+
     private enum Request {
         case read(topic: String, limit: Int, reply: Reply<Result<[FeedbackRecord], LegacyAPNsError>>)
-        case forget([FeedbackRecord], topic: String, reply: Reply<LegacyAPNsError?>)
+        case forget([FeedbackRecord], topic: String, reply: Reply<ForgetOutcome>)
         case count(reply: Reply<Int>)
     }
+
+    /// Served tuples whose deletion has not committed, by topic and token: the time served.
+    private var remembered: [String: [DeviceToken: UInt32]] = [:]
+    private var rememberedCount = 0
+    /// Whether the failure behind `remembered` was reported (once, until a deletion commits).
+    private var deletionFailureReported = false
+    /// When the remembered deletions were last tried (monotonic seconds).
+    private var lastDeletionAttempt = 0.0
 
     private let lock = ConditionLock()
     private var additions: [Addition] = []
@@ -51,11 +79,12 @@ final class BridgeStore: @unchecked Sendable {
         return reply.wait()
     }
 
-    /// Forgets tuples written to a sender completely (blocks the calling thread).
-    func forget(_ records: [FeedbackRecord], topic: String) -> LegacyAPNsError? {
-        let reply = Reply<LegacyAPNsError?>()
+    /// Forgets tuples written to a sender completely (blocks the calling thread): deletes them,
+    /// or, when the store takes no writes, remembers them as served.
+    func forget(_ records: [FeedbackRecord], topic: String) -> ForgetOutcome {
+        let reply = Reply<ForgetOutcome>()
         guard enqueue(.forget(records, topic: topic, reply: reply)) else {
-            return LegacyAPNsError(.cancelled, "the bridge is stopping")
+            return .failed(LegacyAPNsError(.cancelled, "the bridge is stopping"))
         }
         return reply.wait()
     }
@@ -88,14 +117,20 @@ final class BridgeStore: @unchecked Sendable {
     private func run() {
         while true {
             let (batch, pending, done): ([Addition], [Request], Bool) = lock.withLock {
-                while additions.isEmpty, requests.isEmpty, !stopping { _ = lock.wait(timeout: 1) }
+                while additions.isEmpty, requests.isEmpty, !stopping, !deletionRetryIsDue {
+                    _ = lock.wait(timeout: 1)
+                }
                 let batch = additions
                 let pending = requests
                 additions.removeAll(keepingCapacity: true)
                 requests.removeAll(keepingCapacity: true)
                 return (batch, pending, stopping && batch.isEmpty && pending.isEmpty)
             }
-            if done { break }
+            if done {
+                retryRemembered()  // a last try: what is still remembered is served again after a restart
+                break
+            }
+            if deletionRetryIsDue { retryRemembered() }
             if !batch.isEmpty {
                 do {
                     try store.add(batch.map { ($0.topic, $0.record) })
@@ -108,17 +143,12 @@ final class BridgeStore: @unchecked Sendable {
                 switch request {
                 case .read(let topic, let limit, let reply):
                     do {
-                        reply.put(.success(try store.tuples(topic: topic, limit: limit)))
+                        reply.put(.success(try unserved(topic: topic, limit: limit)))
                     } catch {
                         reply.put(.failure((error as? LegacyAPNsError) ?? LegacyAPNsError(.fileError, "\(error)")))
                     }
                 case .forget(let records, let topic, let reply):
-                    do {
-                        try store.forget(records, topic: topic)
-                        reply.put(nil)
-                    } catch {
-                        reply.put((error as? LegacyAPNsError) ?? LegacyAPNsError(.fileError, "\(error)"))
-                    }
+                    reply.put(forgetOrRemember(records, topic: topic))
                 case .count(let reply):
                     reply.put((try? store.count()) ?? 0)
                 }
@@ -131,6 +161,55 @@ final class BridgeStore: @unchecked Sendable {
             finished = true
             lock.broadcast()
         }
+    }
+}
+
+extension BridgeStore {
+    // MARK: - Served but not deleted (store thread only)
+
+    private var deletionRetryIsDue: Bool {
+        rememberedCount > 0 && Monotonic.now() - lastDeletionAttempt >= 1
+    }
+
+    /// Up to `limit` stored tuples of `topic`, without those remembered as served.
+    private func unserved(topic: String, limit: Int) throws -> [FeedbackRecord] {
+        guard let served = remembered[topic], !served.isEmpty else {
+            return try store.tuples(topic: topic, limit: limit)
+        }
+        let found = try store.tuples(topic: topic, limit: limit + served.count)
+        // A tuple updated since it was served (a later 410) is news: served again.
+        return Array(
+            found.lazy.filter { record in served[record.token].map { record.timestamp > $0 } ?? true }.prefix(limit))
+    }
+
+    private func forgetOrRemember(_ records: [FeedbackRecord], topic: String) -> ForgetOutcome {
+        do {
+            try store.forget(records, topic: topic)
+            return .forgotten
+        } catch {
+            let failure = (error as? LegacyAPNsError) ?? LegacyAPNsError(.fileError, "\(error)")
+            guard rememberedCount + records.count <= Self.maximumRemembered else { return .failed(failure) }
+            var served = remembered[topic] ?? [:]
+            for record in records where served.updateValue(record.timestamp, forKey: record.token) == nil {
+                rememberedCount += 1
+            }
+            remembered[topic] = served
+            lastDeletionAttempt = Monotonic.now()
+            defer { deletionFailureReported = true }
+            return .remembered(failure: deletionFailureReported ? nil : failure)
+        }
+    }
+
+    /// Tries the remembered deletions again; those that commit are forgotten for good.
+    private func retryRemembered() {
+        lastDeletionAttempt = Monotonic.now()
+        for (topic, served) in remembered {
+            let records = served.map { FeedbackRecord(timestamp: $0.value, token: $0.key) }
+            guard (try? store.forget(records, topic: topic)) != nil else { return }
+            remembered[topic] = nil
+            rememberedCount -= records.count
+        }
+        deletionFailureReported = false  // the store takes deletions again: a new failure is news
     }
 }
 

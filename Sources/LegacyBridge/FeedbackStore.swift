@@ -23,6 +23,9 @@ public final class FeedbackStore {
     private var select: OpaquePointer?
     private var delete: OpaquePointer?
     private var countAll: OpaquePointer?
+    /// Tests: while this answers true, ``forget(_:topic:)`` fails as it does on a full disk
+    /// (`max_page_count` cannot make a deletion fail: a deletion does not grow the file).
+    package var refusesDeletes: (@Sendable () -> Bool)?
 
     /// Opens (creating if need be) the store at `path` and proves it usable: not another kind of
     /// file, not corrupt, not held by another process, writable (a probe write is committed).
@@ -145,6 +148,7 @@ public final class FeedbackStore {
         try checkOpen()
         guard !records.isEmpty else { return }
         do {
+            if let refusesDeletes, refusesDeletes() { throw StoreProblem(message: "database or disk is full") }
             try execute("BEGIN IMMEDIATE")
             do {
                 for record in records {

@@ -67,13 +67,23 @@ public enum RetryAdvice: Hashable, Sendable {
     ///
     /// - a reason that condemns the credentials (``stopSending`` above) stops the send;
     /// - ExpiredProviderToken: ``refreshTokenAndRetryOnce``;
-    /// - Shutdown, ServiceUnavailable, InternalServerError, TooManyProviderTokenUpdates, and any error
-    ///   code other than NO_ERROR without a known reason: ``retryWithBackoff`` (a new connection, not
-    ///   in a tight loop: "APNs treats rapid connection and disconnection as a denial-of-service
-    ///   attack");
+    /// - Shutdown with NO_ERROR (a graceful close: this server is going away, the work was fine):
+    ///   ``retryOnNewConnection``, at once;
+    /// - ServiceUnavailable, InternalServerError, TooManyProviderTokenUpdates, Shutdown with an
+    ///   error code, and any error code other than NO_ERROR without a known reason:
+    ///   ``retryWithBackoff`` (a new connection, not in a tight loop: "APNs treats rapid connection
+    ///   and disconnection as a denial-of-service attack");
     /// - IdleTimeout, or NO_ERROR without a reason (a graceful close): ``retryOnNewConnection``;
     /// - any other known reason (a 4xx about one request): ``retryOnNewConnection``.
+    ///
+    /// A connection that wound down after a graceful GOAWAY before a single answer made no
+    /// progress: its reconnect backs off all the same (``ProviderConnectionMachine``), so a server
+    /// saying GOAWAY over and over is not met with a storm.
     public init(goawayErrorCode: HTTP2ErrorCode, reason: ProviderReason?) {
+        if goawayErrorCode == .noError, reason == .shutdown {
+            self = .retryOnNewConnection
+            return
+        }
         if let reason, reason.isKnown {
             switch RetryAdvice(status: reason.status ?? 400, reason: reason) {
             case .stopSending: self = .stopSending

@@ -23,6 +23,8 @@
 ///   no answer within ``Configuration/requestTimeout`` (the stream is reset and the request goes
 ///   elsewhere).
 /// - 403 ExpiredProviderToken: one retry with a fresh token on a new connection, then rejected.
+///   A token younger than ``believablyExpiredAge`` refused as expired means the clock is wrong
+///   (every token would be): the send stops, as for refused credentials.
 /// - Credentials that cannot succeed (403 InvalidProviderToken, BadCertificateEnvironment, ...,
 ///   a refused or untrusted certificate, see ``RetryAdvice/stopSending``): the send stops. Requests
 ///   already in flight still get their answers; nothing new is sent.
@@ -234,6 +236,16 @@ public struct ProviderConnectionMachine: Sendable {
     public mutating func takeFinalizedCount() -> Int {
         defer { finalized = 0 }
         return finalized
+    }
+
+    /// A token refused as expired (403 ExpiredProviderToken) younger than this, by our clock,
+    /// says our clock and APNs' disagree: APNs refuses tokens over an hour old.
+    public static let believablyExpiredAge: Duration = .seconds(30 * 60)
+
+    /// "3 s", "12 min": a token's age, for messages.
+    private static func describe(_ age: Duration) -> String {
+        let seconds = age.components.seconds
+        return seconds < 120 ? "\(Swift.max(0, seconds)) s" : "\(seconds / 60) min"
     }
 
     /// Streams in flight on the current connection.
@@ -596,7 +608,20 @@ public struct ProviderConnectionMachine: Sendable {
                 }
                 open.winding = open.winding ?? .reconnect(delay: .zero, reason: "\(response)")
             case .refreshTokenAndRetryOnce:
-                if entry.usedTokenRetry {
+                if configuration.usesTokens, let minted = open.tokenMintedAt,
+                    now - minted < Self.believablyExpiredAge
+                {
+                    // A token signed moments ago cannot be an hour old: the clocks disagree, and
+                    // every fresh token would be refused the same way (a connection and a token
+                    // per notification, twice). Stop with the cause.
+                    reject(entry, response: response, isLocal: false)
+                    rejectedForCredentials = LegacyAPNsError(
+                        .certificateRejected,
+                        "APNs refused a provider token signed \(Self.describe(now - minted)) ago as expired "
+                            + "(403 ExpiredProviderToken): this machine's clock is probably wrong (APNs refuses "
+                            + "tokens dated over an hour before its own clock): check it, e.g. with 'date -u', "
+                            + "and set it right (NTP)")
+                } else if entry.usedTokenRetry {
                     reject(entry, response: response, isLocal: false)
                 } else {
                     entry.usedTokenRetry = true
@@ -657,10 +682,24 @@ public struct ProviderConnectionMachine: Sendable {
 
     /// The connection broke (reset, end of stream, a TLS or HTTP/2 protocol error): what was in
     /// flight may or may not have been delivered.
+    ///
+    /// A refused client certificate (`.certificateRejected` before any answer: with TLS 1.3 the
+    /// server's alert arrives on the first read after the handshake, once requests may already be
+    /// written) means the server processed nothing on the connection: those requests were not
+    /// sent, and end *not sent* (the send stops), never as possibly delivered.
     public mutating func connectionLost(_ error: LegacyAPNsError, now: Duration) {
         switch state {
         case .open:
-            lose(reason: error.reason, now: now)
+            let lostStreams = open.streams.count
+            if error.code == .certificateRejected, !open.answered {
+                for stream in open.streams.streams.sorted() {
+                    var entry = open.streams.removeValue(forKey: stream)!.entry
+                    entry.sends = Swift.max(0, entry.sends - 1)
+                    carried.append(entry)
+                }
+            } else {
+                lose(reason: error.reason, now: now)
+            }
             returnBuffered()
             let winding = open.winding
             state = .disconnected
@@ -669,6 +708,10 @@ public struct ProviderConnectionMachine: Sendable {
                 fail(stop)
             } else if error.stopsSending {
                 fail(error)
+            } else if case .reconnect(let delay, _) = winding, open.answered, lostStreams == 0 {
+                // The close a GOAWAY announced, come before the connection wound down on its
+                // own: nothing lost, no failure, the GOAWAY's delay (none for a graceful one).
+                nextConnectDelay = delay
             } else {
                 recordFailure(error, spendsBudget: !open.answered)
             }

@@ -260,6 +260,9 @@ package final class TLSSession: Transport {
         guard let (_, why) = alerts.first(where: { queue.contains(reason: $0.0) }) else { return nil }
         var reason = "\(peer) refused the client certificate: \(why)"
         if let certificate = context.identity?.certificate {
+            let name = certificate.subjectName.commonName.map { "'\($0)'" } ?? certificate.subject
+            let issuer = certificate.issuerName.commonName.map { " (issued by '\($0)')" } ?? ""
+            reason = "\(peer) refused the client certificate \(name)\(issuer): \(why)"
             let now = Int64(time(nil))
             if certificate.notAfter < now {
                 reason += " (it expired on \(certificate.notAfterISO8601))"

@@ -73,6 +73,15 @@ extension ProviderSimulator {
 
         /// A clock that reads `clock`, which the caller moves.
         public static func manual(_ clock: ManualClock) -> Clock { Clock { clock.now } }
+
+        /// The system's clock run `skew` ahead: with two hours, every provider token a sender
+        /// signs by its own (right) clock looks over an hour old, so it is refused with 403
+        /// ExpiredProviderToken, as Apple refuses the tokens of a sender whose clock is wrong.
+        public static func system(ahead skew: Duration) -> Clock {
+            let (seconds, attoseconds) = skew.components
+            let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+            return Clock { system.now() + milliseconds }
+        }
     }
 
     /// A clock for tests: it stands still until moved with ``advance(by:)`` or ``set(_:)``.

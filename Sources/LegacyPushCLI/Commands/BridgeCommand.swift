@@ -73,7 +73,9 @@ enum BridgeCommand {
         static let tlsMaximum = Option<TLSConfiguration.Version>.choice(
             "tls-max", help: "Newest TLS version offered to senders (Apple's gateway spoke 1.2).",
             ["1.2": .tls12, "1.3": .tls13], default: .tls12)
-        static let json = Flag("json", help: "Print every event as one JSON line on stdout.")
+        static let json = Flag(
+            "json",
+            help: "Print every event as one JSON line on stdout, written out as it happens (a kill loses none logged).")
     }
 
     static var spec: CommandSpec {

@@ -2,7 +2,8 @@ import LegacyBridge
 import Synchronization
 
 /// The bridge's log: one line per event on stderr (the quiet ones only with --json), or one JSON
-/// object per event on stdout with `--json`. "not delivered" is never quiet.
+/// object per event on stdout with `--json`, written out as it happens (never held in a buffer a
+/// kill would lose). "not delivered" is never quiet.
 ///
 /// In text, a sender's "connected" line waits for something to say about the connection: the
 /// spare connection a sender such as `PushClient` opens and closes unused is not logged at all.
@@ -39,7 +40,11 @@ struct BridgeLog: Sendable {
     func record(_ event: BridgeEvent) {
         if json {
             guard let object = Self.json(event) else { return }
+            // Each event reaches the file or pipe as it happens: a bridge killed (SIGKILL, OOM)
+            // loses nothing it has logged. Events are per connection and per failure, not per
+            // delivered notification, so a write each is cheap.
             console.write(object)
+            console.flush()
             return
         }
         switch event {

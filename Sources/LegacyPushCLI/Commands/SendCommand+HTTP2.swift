@@ -20,16 +20,22 @@ extension SendCommand {
             help: "HTTP/2: apns-topic (required with --auth-key; default with a certificate: its topic).")
         static let pushType = Option<PushType>(
             "push-type", "type",
-            help: "HTTP/2: apns-push-type (default: background when aps holds only content-available, else alert)."
+            help: "HTTP/2: apns-push-type (default: background when aps holds only content-available, else alert). "
+                + "A JSON Lines pushType must be one Apple documents too (else exit 2 naming the line)."
         ) { text in
             let type = PushType(rawValue: text)
-            guard type.isKnown else {
-                let names = PushType.allKnown.map(\.rawValue)
-                throw CLIError.usage(
-                    "--push-type must be one of \(names.joined(separator: ", ")), got '\(text)'"
-                        + ArgumentParser.suggestion(for: text, among: names, prefix: ""))
-            }
+            if let problem = unknownPushType(type, named: "--push-type") { throw CLIError.usage(problem) }
             return type
+        }
+
+        /// Why `type` is refused ("`name` must be one of alert, background, ..., got 'x'", with a
+        /// suggestion), or nil when Apple documents it: the one check of `--push-type` and of a
+        /// JSON Lines `pushType`.
+        static func unknownPushType(_ type: PushType, named name: String) -> String? {
+            guard !type.isKnown else { return nil }
+            let names = PushType.allKnown.map(\.rawValue)
+            return "\(name) must be one of \(names.joined(separator: ", ")), got '\(type.rawValue)'"
+                + ArgumentParser.suggestion(for: type.rawValue, among: names, prefix: "")
         }
         static let collapseID = Option<String>.text(
             "collapse-id", "id", help: "HTTP/2: apns-collapse-id (64 bytes at most).")

@@ -106,6 +106,10 @@ enum ServeHTTP2Command {
             help: "Random faults per request for soak tests, e.g. seed=7,goaway=0.01,reset=0.01,unavailable=0.02,"
                 + "stall=0.01,bad-token=0.05 (rates from 0 to 1)."
         ) { try randomFaults($0) }
+        static let clockSkew = Option<Duration>.seconds(
+            "clock-skew",
+            help: "Run the token clock this many seconds ahead (e.g. 7200): every provider token looks over an "
+                + "hour old and gets 403 ExpiredProviderToken, as from a sender whose clock is wrong.")
         static let record = Option<String>.text(
             "record", "path", help: "Append every accepted request to this file as a JSON line, while serving.")
         static let maximumConnections = Option<Int>.integer(
@@ -125,7 +129,8 @@ enum ServeHTTP2Command {
                 authKey.spec, teamTopic.spec, maximumStreams.spec, excessStreams.spec, failToken.spec,
                 unregistered.spec, failEvery.spec,
                 goawayAfter.spec, shutdownAfter.spec, resetAfter.spec, stallToken.spec, errorDelay.spec,
-                randomFaults.spec, record.spec, maximumConnections.spec, idleTimeout.spec, newestTLS.spec, quiet.spec,
+                randomFaults.spec, clockSkew.spec, record.spec, maximumConnections.spec, idleTimeout.spec,
+                newestTLS.spec, quiet.spec,
             ]
         }
 
@@ -299,6 +304,7 @@ enum ServeHTTP2Command {
         configuration.excessStreams = try arguments.required(Options.excessStreams)
         configuration.faults = faults
         configuration.limits = limits
+        if let skew = try arguments.value(Options.clockSkew) { configuration.clock = .system(ahead: skew) }
         let recordDescriptor = try recordPath.map(Files.openForAppending) ?? -1
         defer { if recordDescriptor >= 0 { close(recordDescriptor) } }
         if recordDescriptor >= 0 {

@@ -162,8 +162,8 @@ struct JSONLinesCheck: Sendable {
     enum Validation: Sendable {
         /// Fit a binary frame of `format` under `encoder`'s limits.
         case binary(encoder: FrameEncoder, format: FrameFormat)
-        /// Be a request the HTTP/2 API would not refuse (tokens of 32 bytes or more, the push
-        /// type's payload limit, its topic suffix and priority, ...), with these defaults applied.
+        /// Be a request the HTTP/2 API would not refuse (tokens of 32 bytes or more, a push type
+        /// Apple documents, the push type's payload limit, its topic suffix and priority, ...), with these defaults applied.
         case http2(topic: String?, pushType: PushType?, usesTokens: Bool)
 
         var dialect: NotificationLineParser.Dialect {
@@ -184,6 +184,11 @@ struct JSONLinesCheck: Sendable {
                 return nil
             case .http2(let topic, let pushType, let usesTokens):
                 try ProviderRequest.checkToken(line.token)
+                if let given = line.pushType,
+                    let problem = SendCommand.HTTP2Options.unknownPushType(given, named: "pushType")
+                {
+                    throw LegacyAPNsError(.malformedInput, problem)
+                }
                 let type = line.pushType ?? pushType ?? .inferred(forJSON: line.payload)
                 if let (_, explanation) = ProviderRequest.problem(
                     payloadCount: line.payload.count, pushType: type, priority: line.priority,

@@ -51,7 +51,8 @@ import Testing
 
     @Test(
         arguments: [
-            (HTTP2ErrorCode.noError, ProviderReason.shutdown, RetryAdvice.retryWithBackoff),
+            (HTTP2ErrorCode.noError, ProviderReason.shutdown, RetryAdvice.retryOnNewConnection),
+            (.internalError, .shutdown, .retryWithBackoff), (.noError, .serviceUnavailable, .retryWithBackoff),
             (.noError, .badCertificateEnvironment, .stopSending), (.noError, .badCertificate, .stopSending),
             (.noError, .invalidProviderToken, .stopSending), (.noError, .missingProviderToken, .stopSending),
             (.noError, .expiredProviderToken, .refreshTokenAndRetryOnce),
@@ -85,7 +86,7 @@ import Testing
         let goaway = Self.goaway(7, .noError, #"{"reason":"Shutdown"}"#)
         #expect(goaway.reason == .shutdown && goaway.debugText == nil)
         #expect(goaway.wasProcessed(stream: 7) && !goaway.wasProcessed(stream: 9))
-        #expect(goaway.advice == .retryWithBackoff)
+        #expect(goaway.advice == .retryOnNewConnection)  // graceful: a new connection at once
         #expect(goaway.description == "GOAWAY NO_ERROR after stream 7: Shutdown")
     }
 

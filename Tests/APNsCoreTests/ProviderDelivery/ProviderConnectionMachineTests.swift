@@ -242,8 +242,8 @@ import Testing
         machine.received(Self.ok(3), on: 5, now: Self.t0)
         #expect(machine.nextAction(now: Self.t0) == .close)
         machine.closed()
-        // Shutdown means "back off", so the next connection waits.
-        #expect(machine.nextAction(now: Self.t0) == .connect(delay: .milliseconds(100)))
+        // A graceful GOAWAY (NO_ERROR, Shutdown) after answers: the next connection opens at once.
+        #expect(machine.nextAction(now: Self.t0) == .connect(delay: .zero))
         #expect(machine.report.accepted == 2)
     }
 
@@ -266,7 +266,8 @@ import Testing
             machine.closed()
         }
         #expect(machine.nextAction(now: Self.t0) == .finished)
-        #expect(delays == [.zero, .milliseconds(200), .milliseconds(800)])
+        // No answer on any of them: no progress, so the reconnects back off.
+        #expect(delays == [.zero, .milliseconds(100), .milliseconds(200)])
         #expect(machine.report.failure?.code == .connectionFailed)
         #expect(machine.report.failure?.reason.contains("Shutdown") == true)
         #expect(machine.report.failure?.reason.contains("gave up after 3") == true)
@@ -347,26 +348,35 @@ import Testing
         #expect(machine.report.rejected.first?.mayHaveBeenDelivered == false)
     }
 
-    @Test func anExpiredTokenIsRetriedOnceOnANewConnectionWithAFreshToken() {
+    /// A token that is old (here 61 minutes, a client that forgot to rotate) and refused as
+    /// expired: one retry with a fresh token on a new connection. That fresh token refused as
+    /// expired too says the clock is wrong: the send stops with that cause, nothing more is sent.
+    @Test func anOldExpiredTokenIsRetriedOnceAndAFreshOneRefusedStopsTheSendNamingTheClock() {
         var machine = Self.machine(tokens: true)
         Self.connectAndSubmit(&machine, [1])
-        machine.received(ProviderResponse(rejecting: .expiredProviderToken), on: 1, now: Self.t0)
+        let later = Self.t0 + .seconds(61 * 60)
+        machine.received(ProviderResponse(rejecting: .expiredProviderToken), on: 1, now: later)
         #expect(machine.takeRequeued().first?.usedTokenRetry == true)
-        #expect(machine.nextAction(now: Self.t0) == .close)
+        #expect(machine.nextAction(now: later) == .close)
         machine.closed()
-        #expect(machine.nextAction(now: Self.t0) == .connect(delay: .zero))
-        machine.connected(now: Self.t0, serverStreamLimit: 1)
-        #expect(machine.nextAction(now: Self.t0) == .mintToken)  // the new connection signs its own
-        machine.tokenMinted(now: Self.t0)
+        #expect(machine.nextAction(now: later) == .connect(delay: .zero))
+        machine.connected(now: later, serverStreamLimit: 1)
+        #expect(machine.nextAction(now: later) == .mintToken)  // the new connection signs its own
+        machine.tokenMinted(now: later)
         var retried = Self.entry(1)
         retried.usedTokenRetry = true
         retried.sends = 1
-        machine.took([retried], now: Self.t0)
-        guard case .submit(let again) = machine.nextAction(now: Self.t0) else { return }
-        machine.submitted(again, stream: 1, now: Self.t0)
-        machine.received(ProviderResponse(rejecting: .expiredProviderToken), on: 1, now: Self.t0)
+        machine.took([retried], now: later)
+        guard case .submit(let again) = machine.nextAction(now: later) else { return }
+        machine.submitted(again, stream: 1, now: later)
+        machine.received(ProviderResponse(rejecting: .expiredProviderToken), on: 1, now: later + .seconds(1))
         #expect(machine.report.rejected.map(\.reason) == [.expiredProviderToken])
         #expect(machine.takeRequeued().isEmpty)
+        #expect(machine.nextAction(now: later + .seconds(1)) == .close)
+        machine.closed()
+        #expect(machine.nextAction(now: later + .seconds(1)) == .finished)
+        #expect(machine.report.failure?.code == .certificateRejected)
+        #expect(machine.report.failure?.reason.contains("clock is probably wrong") == true, "\(machine.report)")
     }
 
     @Test func tokensAreRotatedAtFiftyMinutesNeverBefore() {

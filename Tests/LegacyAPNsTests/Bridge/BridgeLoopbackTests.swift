@@ -344,6 +344,68 @@ import Testing
         }
     }
 
+    /// The disk fills after the 410s were stored, so the feedback port cannot delete what it
+    /// served: the next reader still does not get those tuples again (they used to be served on
+    /// every poll), and the store's error is logged once, not per poll. Once the disk takes writes
+    /// again the deletion is retried and commits: a bridge restarted on the store serves nothing.
+    @Test func tuplesServedWhileTheDiskIsFullAreNotServedAgain() async throws {
+        var faults = ProviderFaults()
+        let count = 30
+        for index in 1...count {
+            faults.unregisteredTokens[TestGateway.notification(index).token] = .milliseconds(1_700_000_000_000)
+        }
+        let scratch = try ScratchDirectory()
+        let store = scratch.file("bridge.sqlite")
+        let diskIsFull = Locked(false)
+        try await withBridge(faults: faults, store: store, configure: { $0.storeRefusesDeletes = { diskIsFull.get() } })
+        {
+            fixture in
+            let report = try await fixture.client().send(Self.notifications(1...count))
+            #expect(report.accepted == count, "\(report)")
+            diskIsFull.set(true)
+            let first = try await FeedbackSamples.reader(fixture.feedbackService).read()
+            #expect(first.records.count == count)
+            for _ in 0..<3 {
+                let again = try await FeedbackSamples.reader(fixture.feedbackService).read()
+                #expect(again.records.isEmpty, "served again: \(again.records.count)")
+            }
+            let failures = fixture.events.get().compactMap { event -> String? in
+                if case .storeFailed(let reason) = event { return reason }
+                return nil
+            }
+            #expect(failures.count == 1, "\(failures)")
+            #expect(failures.first?.contains("database or disk is full") == true, "\(failures)")
+            diskIsFull.set(false)
+        }
+        try await withBridge(store: store) { fixture in
+            let afterRestart = try await FeedbackSamples.reader(fixture.feedbackService).read()
+            #expect(afterRestart.records.isEmpty, "served again after a restart: \(afterRestart.records.count)")
+        }
+    }
+
+    /// An upstream whose clock is two hours ahead refuses every fresh token as expired: the
+    /// bridge's upstream stream stops at the first refusal and reopens only after its pause, so
+    /// the upstream does not see a connection (two, with the retry) per notification, and the
+    /// sender hears status 10, never an acceptance.
+    @Test func aWrongClockDoesNotMakeAConnectionPerNotification() async throws {
+        let count = 60
+        try await withBridge(configureUpstream: { $0.clock = .system(ahead: .seconds(7200)) }) { fixture in
+            let report = try await fixture.client().send(Self.notifications(1...count))
+            #expect(report.accepted == 0, "\(report)")
+            let connections = fixture.events.get().filter {
+                if case .upstream(.connected) = $0 { return true } else { return false }
+            }
+            #expect(connections.count < count / 2, "\(connections.count) upstream connections for \(count)")
+            let stopped = fixture.events.get().contains {
+                if case .upstream(.connectionClosed(_, let reason)) = $0 {
+                    return reason.contains("clock is probably wrong")
+                }
+                return false
+            }
+            #expect(stopped, "\(fixture.events.get())")
+        }
+    }
+
     /// No upstream at all: the bridge refuses senders before their TLS handshake, so they have
     /// written nothing and report every notification as not sent (before: status 10 naming
     /// identifier 0, which a sender numbering from 0 reads as "0 was delivered"); it says so once,

@@ -221,6 +221,49 @@ import Testing
         }
     }
 
+    /// `bridge --json` into a file writes each event out as it happens: a SIGKILL loses none of the
+    /// events already logged (they used to wait in a 64 KiB buffer, lost with the process).
+    @Test func jsonEventsInAFileSurviveASigkill() async throws {
+        let scratch = try ScratchDirectory()
+        let (server, upstreamPort) = try Self.upstream([])
+        defer { _ = server.interruptAndWait() }
+        let log = try scratch.write([], named: "events.jsonl")
+        let bridge = try SpawnedProcess(
+            CLIRunner.binary.path,
+            [
+                "bridge", "--port", "0", "--feedback-port", "0", "--upstream", "127.0.0.1:\(upstreamPort)",
+                "--upstream-ca-file", Self.ca, "--auth-key", Self.p8, "--team-id", "DEF123GHIJ", "--store",
+                scratch.file("store.sqlite"), "--json",
+            ], stdout: .file(log))
+        /// The file's lines once one satisfies `predicate` (up to 20 s), or all of them after that.
+        func lines(until predicate: (String) -> Bool) async throws -> [String] {
+            let deadline = Date().addingTimeInterval(20)
+            while true {
+                let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(
+                    String.init)
+                if lines.contains(where: predicate) || Date() >= deadline { return lines }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let listening = try #require(
+            try await lines { $0.contains("listening on ") }.first { $0.contains("listening on ") },
+            "\(String(decoding: bridge.standardError, as: UTF8.self))")
+        let port = String(
+            listening.split(separator: "listening on 127.0.0.1:").last?.prefix { $0.isNumber } ?? "")
+        let sent = await Self.sender([
+            "send", "--gateway", "127.0.0.1:\(port)", "--token", Self.token(1), "--alert", "logged", "--quiet",
+        ])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        _ = try await lines { $0.contains(#""event":"senderDisconnected""#) }
+        bridge.send(SIGKILL)
+        #expect(bridge.waitForExit(timeout: 20) == .signal(SIGKILL))
+        let written = try await lines { _ in true }
+        #expect(written.contains { $0.contains(#""event":"senderConnected""#) }, "\(written)")
+        #expect(
+            written.contains { $0.contains(#""event":"senderDisconnected""#) && $0.contains(#""delivered":1"#) },
+            "\(written)")
+    }
+
     /// A second signal ends a stopping bridge at once, by that signal (as Ctrl-C twice in a
     /// shell), where its stop would wait the 20 s drain for a notification the upstream never
     /// answers. (Two signals sent back to back are one to the kernel, so the second goes once the

@@ -91,6 +91,78 @@ import Testing
         #expect(seen.values.allSatisfy { $0 == 1 })
     }
 
+    /// A line's `pushType` is checked as `--push-type` is: one Apple does not document is an input
+    /// error naming the line, before anything connects (it used to be sent, and refused by the
+    /// server one notification at a time).
+    @Test func anUnknownPushTypeInALineIsAnInputErrorAndNothingIsSent() async throws {
+        let scratch = try ScratchDirectory()
+        let record = scratch.file("accepted.jsonl")
+        let server = try ChildProcess(["serve", "--http2", "--port", "0", "--record", record])
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
+        let port = String(listening.dropFirst("listening on 127.0.0.1:".count).prefix { $0.isNumber })
+        let token = String(repeating: "ab", count: 32)
+        let lines = [
+            #"{"token":"\#(token)","payload":{"aps":{"alert":"one"}}}"#,
+            #"{"token":"\#(token)","payload":{"aps":{"alert":"two"}},"pushType":"alret"}"#,
+        ]
+        let input = try scratch.write(Array((lines.joined(separator: "\n") + "\n").utf8), named: "in.jsonl")
+        let result = try CLIRunner.runBinary([
+            "send", "--http2", "--input", input, "--gateway", "127.0.0.1:\(port)", "--ca-file",
+            Fixtures.certs("ca.pem"), "--cert", Fixtures.certs("universal-modern.p12"), "--passphrase-file",
+            Fixtures.certs("passphrase.txt"), "--json",
+        ])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.output.isEmpty, "\(result.output)")
+        let names =
+            "alert, background, location, voip, complication, fileprovider, mdm, liveactivity, pushtotalk, widgets, "
+            + "controls"
+        #expect(
+            result.errorLines
+                == [
+                    "legacy-push: error: line 2: pushType must be one of \(names), got 'alret' (did you mean 'alert'?)"
+                ], "\(result.stderr)")
+        #expect(server.interruptAndWait() == 0)
+        #expect(((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").isEmpty)
+    }
+
+    /// A server whose clock is two hours ahead (as a sender whose clock is two hours behind):
+    /// every fresh token is refused as expired. The send stops at the first refusal with one
+    /// error saying the clock is probably wrong, exit 3, the rest not sent; it used to open two
+    /// connections and sign two tokens per notification and exit 1.
+    @Test func aFreshTokenRefusedAsExpiredStopsTheSendNamingTheClock() throws {
+        let scratch = try ScratchDirectory()
+        let server = try ChildProcess([
+            "serve", "--http2", "--port", "0", "--auth-key",
+            "ABC123DEFG:DEF123GHIJ:" + Fixtures.certs("AuthKey_ABC123DEFG.p8"), "--clock-skew", "7200",
+        ])
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
+        let port = String(listening.dropFirst("listening on 127.0.0.1:".count).prefix { $0.isNumber })
+        let count = 200
+        let lines = (1...count).map { index in
+            #"{"token":"\#(String(repeating: "ab", count: 28) + String(format: "%08x", index))","payload":{"aps":{"alert":"\#(index)"}}}"#
+        }
+        let input = try scratch.write(Array((lines.joined(separator: "\n") + "\n").utf8), named: "in.jsonl")
+        let result = try CLIRunner.runBinary([
+            "send", "--http2", "--gateway", "127.0.0.1:\(port)", "--ca-file", Fixtures.certs("ca.pem"), "--auth-key",
+            Fixtures.certs("AuthKey_ABC123DEFG.p8"), "--team-id", "DEF123GHIJ", "--topic", "com.example.legacy",
+            "--input", input, "--json",
+        ])
+        #expect(result.status == 3, "\(result.stderr)")
+        let errors = result.errorLines.filter { $0.hasPrefix("legacy-push: error:") }
+        #expect(errors.count == 1, "\(result.stderr)")
+        #expect(errors.first?.contains("this machine's clock is probably wrong") == true, "\(result.stderr)")
+        #expect(errors.first?.contains("date -u") == true, "\(result.stderr)")
+        let summary = try #require(result.outputLines.last, "\(result.output)")
+        #expect(summary.contains(#""connections":1,"#), "\(summary)")
+        #expect(summary.contains(#""rejected":1,"#), "\(summary)")
+        #expect(summary.contains(#""notSent":\#(count - 1),"#), "\(summary)")
+        #expect(server.interruptAndWait() == 0)
+        let refused = server.stderr.split(separator: "\n").filter {
+            $0.contains("ExpiredProviderToken") && !$0.contains("stopped: ")
+        }
+        #expect(refused.count == 1, "\(server.stderr)")
+    }
+
     /// A production certificate against the default (development) `serve --http2`: both sides
     /// say which environment each is for and how to change it, instead of a bare
     /// 403 BadCertificateEnvironment.

@@ -154,7 +154,7 @@ import Testing
         #expect(goaways.count == 1)
         let goaway = try #require(goaways.first)
         #expect(goaway.lastStreamID == 3 && goaway.errorCode == .noError && goaway.reason == .shutdown)
-        #expect(goaway.advice == .retryWithBackoff)
+        #expect(goaway.advice == .retryOnNewConnection)  // graceful: a new connection at once
         #expect(goaway.wasProcessed(stream: 3) && !goaway.wasProcessed(stream: 5))
 
         let closed = Dictionary(uniqueKeysWithValues: pair.clientEvents.closedStreams.map { ($0.0, $0.1) })

@@ -247,6 +247,24 @@ import Testing
         #expect(goaways.count >= 7)
     }
 
+    /// A graceful GOAWAY (NO_ERROR, Shutdown) on a connection that got its answers costs no wait:
+    /// the next connection opens at once (each GOAWAY used to cost the backoff's first step, 200 ms
+    /// by default). The backoff here is an hour, so a send that waited even once would not finish.
+    @Test(.timeLimit(.minutes(1)), arguments: Auth.allCases)
+    func aGracefulGoawayAfterAnswersReconnectsAtOnce(_ auth: Auth) async throws {
+        let outcome = try await Self.send(12, auth: auth) { configuration in
+            configuration.faults.goawayAfter = 1
+        } client: { configuration in
+            configuration.delivery.reconnect = ReconnectPolicy(
+                initialDelay: .seconds(3600), maximumDelay: .seconds(3600), maximumConsecutiveFailures: 4)
+        }
+        Self.checkBooks(outcome, count: 12)
+        #expect(outcome.report.accepted == 12)
+        #expect(outcome.report.connections >= 12)  // one a notification (and perhaps one finding nothing left)
+        let failures = outcome.events.filter { if case .connectionFailed = $0 { return true } else { return false } }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
     @Test func aShutdownAnswerAndItsGoawayAreRetriedElsewhere() async throws {
         let outcome = try await Self.send(120, auth: .certificate) { configuration in
             configuration.faults.shutdownAfter = 50
