@@ -51,6 +51,12 @@ for module in "${modules[@]}"; do
     for extension in "$graphs/$module"@*.symbols.json; do
         [ -e "$extension" ] && cp "$extension" "$graphs/$module"/
     done
+    # A client module re-exports APNsCore and APNsCredentials: its page shows of theirs only what
+    # its catalog curates (Scripts/docs-filter.py), not every internal of the core.
+    case "$module" in
+        APNsCore | APNsCredentials) ;;
+        *) python3 Scripts/docs-filter.py "$graphs/$module/$module.symbols.json" "$module" "$catalog" ;;
+    esac
     docc convert "$catalog" --fallback-display-name "$module" \
         --fallback-bundle-identifier "org.legacyapns.$module" --additional-symbol-graph-dir "$graphs/$module" \
         --transform-for-static-hosting --hosting-base-path "$module" \
