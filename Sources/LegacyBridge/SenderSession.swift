@@ -31,7 +31,10 @@ final class SenderSession: @unchecked Sendable {
     private var lastFrameAt = Monotonic.now()
     /// Set by the accept thread at the connection limit: close to make room for a new sender.
     private var evictRequested = false
-    private let wake = WakeSignal()
+    /// From the accept to the end of the TLS handshake (the upstream's readiness included): the
+    /// accept thread may close the connection meanwhile to make room (see ``Bridge``).
+    let handshake: PendingHandshake
+    private let wake: WakeSignal
     /// The requests one `admit` sends upstream (the session thread's, kept for its capacity).
     private var forwarding: [(request: ProviderRequest, tag: UInt64)] = []
 
@@ -39,8 +42,10 @@ final class SenderSession: @unchecked Sendable {
     /// checked per notification.
     static let maximumPayloadSize = 5120
 
-    init(id: UInt32, connection: UInt64, client: String, core: BridgeCore) {
+    init(id: UInt32, connection: UInt64, client: String, core: BridgeCore, handshake: PendingHandshake) {
         self.id = id
+        self.handshake = handshake
+        self.wake = handshake.wake ?? WakeSignal()
         self.connection = connection
         self.client = client
         self.core = core
@@ -55,9 +60,11 @@ final class SenderSession: @unchecked Sendable {
     func poke() { wake.signal() }
 
     /// How long the sender has gone without completing a frame while nothing of it is in flight,
-    /// or nil when it is busy (or already leaving): the accept thread's measure for eviction.
+    /// or nil when it is busy, still in its handshake (``handshake`` decides then) or already
+    /// leaving: the accept thread's measure for eviction.
     func idleness(now: Double) -> Double? {
-        lock.withLock {
+        guard !handshake.isPending else { return nil }
+        return lock.withLock {
             guard !evictRequested, !threadEnded, machine.outstanding == 0, machine.isAdmitting else { return nil }
             return now - lastFrameAt
         }
@@ -162,11 +169,12 @@ final class SenderSession: @unchecked Sendable {
             // Nothing it sent could be delivered: refused before the handshake, so it has sent
             // nothing (the outage is reported once, not per sender; the feedback port stays open).
             core.count { $0.refusedConnections += 1 }
+            handshake.finish()
             socket.close()
             end(reason: nil)
             return
         }
-        guard let session = core.acceptSender(socket, client: client) else {
+        guard let session = core.acceptSender(socket, client: client, pending: handshake) else {
             end(reason: nil)
             return
         }
@@ -174,7 +182,10 @@ final class SenderSession: @unchecked Sendable {
         let fingerprint = certificate?.sha256Fingerprint ?? []
         let identity = core.senderIdentity(of: certificate, fingerprint: fingerprint)
         let senderTopic = core.translation.fixedTopic ?? identity.topic
-        lock.withLock { topic = senderTopic }
+        lock.withLock {
+            topic = senderTopic
+            lastFrameAt = Monotonic.now()  // idle from the end of its handshake on
+        }
         core.count { $0.senderConnections += 1 }
         core.emit(
             .senderConnected(

@@ -115,3 +115,41 @@ import Testing
         }
     }
 }
+
+/// Connections that hold the bridge's slots without ever becoming senders.
+@Suite struct BridgeLockOutTests {
+    /// Whether the bridge closed `socket` (end of stream) within `timeout` seconds.
+    static func sawClose(_ socket: Socket, within timeout: Double) -> Bool {
+        let deadline = Monotonic.now() + timeout
+        var byte: UInt8 = 0
+        while Monotonic.now() < deadline {
+            guard socket.wait(for: .readable, timeout: deadline - Monotonic.now()) else { return false }
+            let count = recv(socket.descriptor, &byte, 1, Int32(MSG_DONTWAIT))
+            if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) { return true }
+        }
+        return false
+    }
+
+    /// TCP connections that never start TLS hold every slot (and their handshake deadline is a
+    /// minute away): the one longest in its handshake makes room for a real sender, who is
+    /// served at once.
+    @Test func connectionsThatNeverHandshakeMakeRoomForASender() async throws {
+        try await withBridge(configure: {
+            $0.maximumConnections = 8
+            $0.handshakeTimeout = .seconds(60)
+            $0.evictableAfter = .seconds(60)
+        }) { fixture in
+            let port = fixture.endpoints.gateway.port
+            // Accepted in order, before the sender's connection: all eight hold a slot when it comes.
+            let mute = try (0..<8).map { _ in try Socket.connect(host: "127.0.0.1", port: port, timeout: 5) }
+            #expect(try await BridgeHostileSenderTests.healthy(fixture))
+            #expect(Self.sawClose(mute[0], within: 5), "the oldest connection in its handshake was not closed")
+            let evicted = fixture.events.get().filter { event in
+                if case .senderRefused(_, let reason) = event { return reason.contains("to make room") }
+                return false
+            }
+            #expect(!evicted.isEmpty)
+            for socket in mute { socket.close() }
+        }
+    }
+}
