@@ -226,6 +226,8 @@ final class SenderSession: @unchecked Sendable {
         var partialSince: Double?
         var stopDeadline: Double?
         var mayHaveFrames = false
+        /// Whether the last read took everything the sender had sent (it paused).
+        var readAll = false
 
         while true {
             // 1. Answer when the machine says so; leave when it is over.
@@ -275,6 +277,12 @@ final class SenderSession: @unchecked Sendable {
                     senderTopic: senderTopic)
                 if let ended { return ended }
                 mayHaveFrames = filled
+                if !filled, readAll, let doomed = decoder.pendingFailure {
+                    // The sender paused inside a frame that no bytes can make valid (an item frame
+                    // longer than any, a payload over the limit): answered now, not at the frame
+                    // deadline.
+                    lock.withLock { noteMalformed(doomed) }
+                }
                 if !decoded.isEmpty { lock.withLock { lastFrameAt = now } }
                 // The clock runs from the first byte of a frame that is not complete yet: a frame
                 // completed restarts it, so a sender streaming at full speed is never cut off.
@@ -300,6 +308,7 @@ final class SenderSession: @unchecked Sendable {
 
             // 5. Read what arrived (bytes after a failure are read and dropped: they no longer count).
             var gotData = false
+            readAll = false
             reading: while true {
                 switch session.read(into: buffer) {
                 case .done(let count):
@@ -309,6 +318,7 @@ final class SenderSession: @unchecked Sendable {
                     mayHaveFrames = true
                     if decoder.bufferedByteCount >= 256 * 1024 { break reading }  // decode before reading on
                 case .wantRead, .wantWrite:
+                    readAll = true
                     break reading
                 case .closed:
                     return senderLeft("the sender closed the connection", session)
@@ -431,12 +441,7 @@ final class SenderSession: @unchecked Sendable {
                     recalls[index] = .unknown
                 }
             }
-            if let malformed {
-                if malformed.isConfirmationBarrier { self.barrier = malformed.identifier }
-                machine.malformed(
-                    malformed.errorResponse, command: malformed.command,
-                    reason: "byte \(malformed.offset): \(malformed.reason)")
-            }
+            if let malformed { noteMalformed(malformed) }
             // Settled after every frame of the read is admitted, as their verdicts from upstream
             // would be: a resend answered with a rejection does not stop the frames after it.
             for (sequence, verdict) in answered {
@@ -481,6 +486,14 @@ final class SenderSession: @unchecked Sendable {
         if dropped > 0 { core.count { $0.dropped += dropped } }
         forwardAll(forwarding)
         return (nil, filledRoom)
+    }
+
+    /// A malformed frame ends the sender's input: the machine answers it in its turn (under `lock`).
+    private func noteMalformed(_ malformed: FrameDecodingError) {
+        if malformed.isConfirmationBarrier { self.barrier = malformed.identifier }
+        machine.malformed(
+            malformed.errorResponse, command: malformed.command, reason: "byte \(malformed.offset): \(malformed.reason)"
+        )
     }
 
     /// The resend key: identifier and a digest of the sender's certificate and the content.

@@ -46,6 +46,36 @@ import Testing
         }
     }
 
+    /// A frame header announcing a length the bridge never takes, with none of the bytes it
+    /// announces: answered at once (the frame deadline is a minute away), naming the identifier
+    /// when it came, and the connection closed.
+    @Test(
+        arguments: [
+            // An item frame of 4 GiB, nothing more.
+            ([0x02, 0xFF, 0xFF, 0xFF, 0xFF], ErrorResponse(status: .invalidPayloadSize, identifier: 0)),
+            // An item frame of plausible length, identifier 43, a payload item over the bridge's 5120 bytes.
+            (
+                FrameFixtures.itemFrameHead(length: 5244, identifier: 43, payloadLength: 5150),
+                ErrorResponse(status: .invalidPayloadSize, identifier: 43)
+            ),
+            // An enhanced frame (identifier 7) with a payload length of 6000, and one with a 33-byte token.
+            (
+                [0x01, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0x20] + [UInt8](repeating: 0xAB, count: 32) + [0x17, 0x70],
+                ErrorResponse(status: .invalidPayloadSize, identifier: 7)
+            ),
+            ([0x01, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0x21], ErrorResponse(status: .invalidTokenSize, identifier: 7)),
+        ] as [([UInt8], ErrorResponse)])
+    func aFrameLengthTheBridgeNeverTakesIsAnsweredWithoutItsBytes(head: [UInt8], expected: ErrorResponse)
+        async throws
+    {
+        try await withBridge(configure: { $0.frameTimeout = .seconds(60) }) { fixture in
+            let session = try Self.connect(fixture)
+            let answer = SimulatorRobustnessTests.exchange(session, head, timeout: 10)
+            #expect(answer == expected.bytes)
+            #expect(fixture.deliveries().isEmpty)
+        }
+    }
+
     /// Good frames before a bad one are delivered; the answer names the bad one, the close follows.
     @Test func framesBeforeAMalformedOneAreDeliveredAndItIsNamed() async throws {
         try await withBridge { fixture in
