@@ -255,6 +255,11 @@ final class GatewaySession: LoopConnection {
                 }
             case .wantRead, .wantWrite:
                 interest = .readable
+                if let doomed = decoder.pendingFailure {
+                    // The client paused inside a frame no bytes can make valid: answered now.
+                    finish(Self.verdict(for: doomed), now: now)
+                    return
+                }
                 checkProgress(now: now)
                 return
             case .closed, .failed:
@@ -292,12 +297,7 @@ final class GatewaySession: LoopConnection {
             do {
                 frame = try decoder.next()
             } catch {
-                verdict =
-                    error.isConfirmationBarrier
-                    ? .confirm(error.errorResponse)
-                    : .reject(
-                        error.errorResponse, token: nil, reason: "byte \(error.offset): \(error.reason)",
-                        command: error.command)
+                verdict = Self.verdict(for: error)
                 break decoding
             }
             guard case .notification(let notification, let command)? = frame else { break decoding }
@@ -341,6 +341,15 @@ final class GatewaySession: LoopConnection {
                 command: .enhanced)
         }
         return verdict
+    }
+
+    /// The answer to a malformed frame (a sender's confirmation barrier is confirmed).
+    private static func verdict(for error: FrameDecodingError) -> Verdict {
+        error.isConfirmationBarrier
+            ? .confirm(error.errorResponse)
+            : .reject(
+                error.errorResponse, token: nil, reason: "byte \(error.offset): \(error.reason)", command: error.command
+            )
     }
 
     enum Decision {

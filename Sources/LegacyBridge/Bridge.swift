@@ -77,9 +77,12 @@ public final class Bridge: Sendable {
         /// One notification in flight per sender connection (`--strict-order`), for senders that
         /// need their notifications delivered in order.
         public var strictOrder = false
-        /// Sender connections (gateway and feedback together) served at once. At the limit, the
-        /// sender idle longest (no complete frame for ``evictableAfter``, nothing in flight) is
-        /// closed to make room; a new sender is refused only when every one is busy.
+        /// Sender connections (gateway and feedback together) served at once, counted from the TCP
+        /// accept on. At the limit a new sender takes the place of the connection longest in its
+        /// TLS handshake (whatever its age: connections that never complete one cannot hold the
+        /// bridge), or else of the sender idle longest (no complete frame for ``evictableAfter``,
+        /// nothing in flight), which is closed to make room; a new sender is refused only when
+        /// every one is a busy sender.
         public var maximumConnections = 256
         /// How long a sender must have completed no frame, with nothing in flight, before it may be
         /// closed to make room for a new one at ``maximumConnections``.
@@ -132,6 +135,9 @@ public final class Bridge: Sendable {
         var listeners: [Listener] = []
         var activeThreads = 0
         var activeConnections = 0
+        /// Connections accepted whose TLS handshake has not ended (some may have ended since:
+        /// ``PendingHandshake/isPending`` says), removed when their thread ends.
+        var handshakes: [ObjectIdentifier: PendingHandshake] = [:]
     }
 
     /// Opens the store and prepares TLS; nothing listens until ``start()``.
@@ -239,24 +245,10 @@ public final class Bridge: Sendable {
         let core = self.core
         while !core.isStopping {
             guard let (socket, client) = listener.accept(timeout: 0.5) else { continue }
-            var admitted: Bool = state.withLock { state in
-                guard state.activeConnections < configuration.maximumConnections else { return false }
-                state.activeConnections += 1
-                return true
-            }
-            if !admitted, let idle = longestIdleSender() {
-                // Make room: the idle one closes gently, the new one is served meanwhile (at most
-                // a few over the limit while evicted ones finish closing).
-                admitted = state.withLock { state in
-                    guard state.activeConnections < configuration.maximumConnections + Self.evictionSlack else {
-                        return false
-                    }
-                    state.activeConnections += 1
-                    return true
-                }
-                if admitted { idle.evict() }
-            }
-            guard admitted else {
+            // A gateway session waits on its wake signal from the start, so an eviction in its
+            // handshake ends it at once; a feedback session's handshake looks every tenth of a second.
+            let pending = PendingHandshake(wake: isFeedback ? nil : WakeSignal())
+            guard admit(pending) else {
                 core.count { $0.refusedConnections += 1 }
                 core.emit(
                     .senderRefused(
@@ -268,16 +260,54 @@ public final class Bridge: Sendable {
             let box = SocketBox(socket)
             startThread {
                 if isFeedback {
-                    BridgeFeedbackSession(core: core, client: client).run(box.take())
+                    BridgeFeedbackSession(core: core, client: client).run(box.take(), pending: pending)
                 } else {
                     let session = core.register { id, connection in
-                        SenderSession(id: id, connection: connection, client: client, core: core)
+                        SenderSession(id: id, connection: connection, client: client, core: core, handshake: pending)
                     }
                     session.run(box.take())
                 }
-                self.state.withLock { $0.activeConnections -= 1 }
+                self.state.withLock {
+                    $0.activeConnections -= 1
+                    $0.handshakes[ObjectIdentifier(pending)] = nil
+                }
             }
         }
+    }
+
+    /// Counts a new connection against ``Configuration/maximumConnections``. At the limit it makes
+    /// room: the connection longest in its TLS handshake is closed (a sender's handshake takes
+    /// milliseconds; one that has not completed it holds nothing), or else the sender idle
+    /// longest (``longestIdleSender()``); the new one is served meanwhile, at most
+    /// ``evictionSlack`` over the limit while evicted ones finish closing. False when every
+    /// connection is a sender that is busy or not idle long enough.
+    private func admit(_ pending: PendingHandshake) -> Bool {
+        let limit = configuration.maximumConnections
+        func take(_ state: inout RunState) {
+            state.activeConnections += 1
+            state.handshakes[ObjectIdentifier(pending)] = pending
+        }
+        let admitted: Bool = state.withLock { state in
+            if state.activeConnections < limit {
+                take(&state)
+                return true
+            }
+            guard state.activeConnections < limit + Self.evictionSlack,
+                PendingHandshake.evictOldest(state.handshakes.values) != nil
+            else { return false }
+            take(&state)
+            return true
+        }
+        if admitted { return true }
+        guard let idle = longestIdleSender() else { return false }
+        // The idle one closes gently; the new one is served meanwhile.
+        let room: Bool = state.withLock { state in
+            guard state.activeConnections < limit + Self.evictionSlack else { return false }
+            take(&state)
+            return true
+        }
+        if room { idle.evict() }
+        return room
     }
 }
 

@@ -86,13 +86,28 @@ final class BridgeCore: Sendable {
     }
 
     /// The TLS handshake with a sender on either port: the session, or nil when the sender was
-    /// refused (counted and reported).
-    func acceptSender(_ socket: Socket, client: String) -> TLSSession? {
+    /// refused (counted and reported), or closed in its handshake to make room for a new sender
+    /// (`pending` evicted by the accept thread at ``Bridge/Configuration/maximumConnections``).
+    func acceptSender(_ socket: Socket, client: String, pending: PendingHandshake) -> TLSSession? {
+        let evicted = "closed in its TLS handshake to make room for a new sender"
+        guard !pending.isEvicted else {
+            socket.close()
+            refused(client, reason: evicted)
+            return nil
+        }
         do {
-            return try TLSSession.accept(
+            let session = try TLSSession.accept(
                 socket, context: senderContext, peer: client,
-                timeout: configuration.handshakeTimeout.inSeconds, drainTimeout: 1)
+                timeout: configuration.handshakeTimeout.inSeconds, drainTimeout: 1,
+                interruption: pending.interruption(reason: evicted))
+            guard pending.finish() else {
+                session.close()
+                refused(client, reason: evicted)
+                return nil
+            }
+            return session
         } catch {
+            pending.finish()
             refused(client, reason: (error as? LegacyAPNsError)?.reason ?? "\(error)")
             return nil
         }

@@ -13,8 +13,8 @@ struct BridgeFeedbackSession {
     /// Tuples written per connection at most (the rest wait for the next connection).
     static let maximumTuples = 100_000
 
-    func run(_ socket: Socket) {
-        guard let session = core.acceptSender(socket, client: client) else { return }
+    func run(_ socket: Socket, pending: PendingHandshake) {
+        guard let session = core.acceptSender(socket, client: client, pending: pending) else { return }
         guard let topic = core.translation.fixedTopic ?? session.peerCertificate?.topic else {
             session.closeGently(drainTimeout: 0.5)
             core.refused(client, reason: "its certificate names no topic")

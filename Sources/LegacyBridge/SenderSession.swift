@@ -31,7 +31,10 @@ final class SenderSession: @unchecked Sendable {
     private var lastFrameAt = Monotonic.now()
     /// Set by the accept thread at the connection limit: close to make room for a new sender.
     private var evictRequested = false
-    private let wake = WakeSignal()
+    /// From the accept to the end of the TLS handshake (the upstream's readiness included): the
+    /// accept thread may close the connection meanwhile to make room (see ``Bridge``).
+    let handshake: PendingHandshake
+    private let wake: WakeSignal
     /// The requests one `admit` sends upstream (the session thread's, kept for its capacity).
     private var forwarding: [(request: ProviderRequest, tag: UInt64)] = []
 
@@ -39,8 +42,10 @@ final class SenderSession: @unchecked Sendable {
     /// checked per notification.
     static let maximumPayloadSize = 5120
 
-    init(id: UInt32, connection: UInt64, client: String, core: BridgeCore) {
+    init(id: UInt32, connection: UInt64, client: String, core: BridgeCore, handshake: PendingHandshake) {
         self.id = id
+        self.handshake = handshake
+        self.wake = handshake.wake ?? WakeSignal()
         self.connection = connection
         self.client = client
         self.core = core
@@ -55,9 +60,11 @@ final class SenderSession: @unchecked Sendable {
     func poke() { wake.signal() }
 
     /// How long the sender has gone without completing a frame while nothing of it is in flight,
-    /// or nil when it is busy (or already leaving): the accept thread's measure for eviction.
+    /// or nil when it is busy, still in its handshake (``handshake`` decides then) or already
+    /// leaving: the accept thread's measure for eviction.
     func idleness(now: Double) -> Double? {
-        lock.withLock {
+        guard !handshake.isPending else { return nil }
+        return lock.withLock {
             guard !evictRequested, !threadEnded, machine.outstanding == 0, machine.isAdmitting else { return nil }
             return now - lastFrameAt
         }
@@ -162,11 +169,12 @@ final class SenderSession: @unchecked Sendable {
             // Nothing it sent could be delivered: refused before the handshake, so it has sent
             // nothing (the outage is reported once, not per sender; the feedback port stays open).
             core.count { $0.refusedConnections += 1 }
+            handshake.finish()
             socket.close()
             end(reason: nil)
             return
         }
-        guard let session = core.acceptSender(socket, client: client) else {
+        guard let session = core.acceptSender(socket, client: client, pending: handshake) else {
             end(reason: nil)
             return
         }
@@ -174,7 +182,10 @@ final class SenderSession: @unchecked Sendable {
         let fingerprint = certificate?.sha256Fingerprint ?? []
         let identity = core.senderIdentity(of: certificate, fingerprint: fingerprint)
         let senderTopic = core.translation.fixedTopic ?? identity.topic
-        lock.withLock { topic = senderTopic }
+        lock.withLock {
+            topic = senderTopic
+            lastFrameAt = Monotonic.now()  // idle from the end of its handshake on
+        }
         core.count { $0.senderConnections += 1 }
         core.emit(
             .senderConnected(
@@ -215,6 +226,8 @@ final class SenderSession: @unchecked Sendable {
         var partialSince: Double?
         var stopDeadline: Double?
         var mayHaveFrames = false
+        /// Whether the last read took everything the sender had sent (it paused).
+        var readAll = false
 
         while true {
             // 1. Answer when the machine says so; leave when it is over.
@@ -264,6 +277,12 @@ final class SenderSession: @unchecked Sendable {
                     senderTopic: senderTopic)
                 if let ended { return ended }
                 mayHaveFrames = filled
+                if !filled, readAll, let doomed = decoder.pendingFailure {
+                    // The sender paused inside a frame that no bytes can make valid (an item frame
+                    // longer than any, a payload over the limit): answered now, not at the frame
+                    // deadline.
+                    lock.withLock { noteMalformed(doomed) }
+                }
                 if !decoded.isEmpty { lock.withLock { lastFrameAt = now } }
                 // The clock runs from the first byte of a frame that is not complete yet: a frame
                 // completed restarts it, so a sender streaming at full speed is never cut off.
@@ -289,6 +308,7 @@ final class SenderSession: @unchecked Sendable {
 
             // 5. Read what arrived (bytes after a failure are read and dropped: they no longer count).
             var gotData = false
+            readAll = false
             reading: while true {
                 switch session.read(into: buffer) {
                 case .done(let count):
@@ -298,6 +318,7 @@ final class SenderSession: @unchecked Sendable {
                     mayHaveFrames = true
                     if decoder.bufferedByteCount >= 256 * 1024 { break reading }  // decode before reading on
                 case .wantRead, .wantWrite:
+                    readAll = true
                     break reading
                 case .closed:
                     return senderLeft("the sender closed the connection", session)
@@ -420,12 +441,7 @@ final class SenderSession: @unchecked Sendable {
                     recalls[index] = .unknown
                 }
             }
-            if let malformed {
-                if malformed.isConfirmationBarrier { self.barrier = malformed.identifier }
-                machine.malformed(
-                    malformed.errorResponse, command: malformed.command,
-                    reason: "byte \(malformed.offset): \(malformed.reason)")
-            }
+            if let malformed { noteMalformed(malformed) }
             // Settled after every frame of the read is admitted, as their verdicts from upstream
             // would be: a resend answered with a rejection does not stop the frames after it.
             for (sequence, verdict) in answered {
@@ -470,6 +486,14 @@ final class SenderSession: @unchecked Sendable {
         if dropped > 0 { core.count { $0.dropped += dropped } }
         forwardAll(forwarding)
         return (nil, filledRoom)
+    }
+
+    /// A malformed frame ends the sender's input: the machine answers it in its turn (under `lock`).
+    private func noteMalformed(_ malformed: FrameDecodingError) {
+        if malformed.isConfirmationBarrier { self.barrier = malformed.identifier }
+        machine.malformed(
+            malformed.errorResponse, command: malformed.command, reason: "byte \(malformed.offset): \(malformed.reason)"
+        )
     }
 
     /// The resend key: identifier and a digest of the sender's certificate and the content.

@@ -93,3 +93,24 @@ package enum FrameFixtures {
         return bytes
     }
 }
+
+extension FrameFixtures {
+    /// `02 | length | items...`: the identifier item (when given) first, then a token item of 32
+    /// bytes, then the header of a payload item of `payloadLength` bytes (its bytes not included).
+    package static func itemFrameHead(length: UInt32, identifier: UInt32?, payloadLength: UInt16) -> [UInt8] {
+        var writer = ByteWriter(capacity: 64)
+        writer.writeInteger(UInt8(2))
+        writer.writeInteger(length)
+        if let identifier {
+            writer.writeInteger(UInt8(3))
+            writer.writeInteger(UInt16(4))
+            writer.writeInteger(identifier)
+        }
+        writer.writeInteger(UInt8(1))
+        writer.writeInteger(UInt16(32))
+        writer.writeBytes([UInt8](repeating: 0xAB, count: 32))
+        writer.writeInteger(UInt8(2))
+        writer.writeInteger(payloadLength)
+        return writer.bytes
+    }
+}

@@ -86,7 +86,6 @@ public struct FrameDecoder: Sendable {
     /// Decodes the next frame, or returns nil when more bytes are needed.
     public mutating func next() throws(FrameDecodingError) -> Frame? {
         if let failure { throw failure }
-        let base = consumedByteCount
         let configuration = self.configuration
         let start = readIndex
         let step = buffer.withUnsafeBytes { raw in
@@ -100,17 +99,48 @@ public struct FrameDecoder: Sendable {
             consumedByteCount += length
             return frame
         case .invalid(let problem):
-            var error = FrameDecodingError(
-                status: problem.status, identifier: problem.identifier, offset: base + problem.offset,
-                frameOffset: base, reason: problem.reason, command: Command(rawValue: buffer[start]))
-            error.isConfirmationBarrier =
-                problem.status == ConfirmationBarrier.expectedStatus
-                && buffer.withUnsafeBytes {
-                    ConfirmationBarrier.matches(UnsafeRawBufferPointer(rebasing: $0[start...]))
-                }
+            let error = self.error(problem)
             failure = error
             throw error
         }
+    }
+
+    /// An error the frame now arriving cannot escape, judged from its bytes so far, or nil (no
+    /// frame begun, or bytes still to come could make it valid). Consumes nothing.
+    ///
+    /// ``next()`` waits for a command 2 frame of plausible length to be complete before judging
+    /// it, so that its verdict names the identifier (item 3, which usually follows the payload)
+    /// however the bytes were split. A server asks this when the sender has paused mid-frame, to
+    /// answer a frame no further bytes can make valid at once instead of waiting for them: an
+    /// item frame longer than any valid one (status 7), a token or payload item of a length this
+    /// decoder refuses, an item that is unknown, repeated or overruns the frame. The error is the
+    /// first bad item's (the complete frame might have shown another fault first) and names the
+    /// identifier if its item has arrived (0 otherwise).
+    public var pendingFailure: FrameDecodingError? {
+        guard failure == nil, bufferedByteCount > 0 else { return nil }
+        let configuration = self.configuration
+        let start = readIndex
+        let step = buffer.withUnsafeBytes { raw in
+            Self.parse(
+                UnsafeRawBufferPointer(rebasing: raw[start...]), configuration: configuration, judgingIncomplete: true)
+        }
+        guard case .invalid(let problem) = step else { return nil }
+        return error(problem)
+    }
+
+    /// The error for `problem` in the frame at the read index.
+    private func error(_ problem: Problem) -> FrameDecodingError {
+        let base = consumedByteCount
+        let start = readIndex
+        var error = FrameDecodingError(
+            status: problem.status, identifier: problem.identifier, offset: base + problem.offset,
+            frameOffset: base, reason: problem.reason, command: Command(rawValue: buffer[start]))
+        error.isConfirmationBarrier =
+            problem.status == ConfirmationBarrier.expectedStatus
+            && buffer.withUnsafeBytes {
+                ConfirmationBarrier.matches(UnsafeRawBufferPointer(rebasing: $0[start...]))
+            }
+        return error
     }
 
     /// Declares the end of the stream: throws if bytes of an incomplete frame remain.
@@ -145,7 +175,11 @@ public struct FrameDecoder: Sendable {
         case invalid(Problem)
     }
 
-    static func parse(_ bytes: UnsafeRawBufferPointer, configuration: Configuration) -> Step {
+    /// `judgingIncomplete`: an incomplete frame that no further bytes can make valid is invalid
+    /// now (``pendingFailure``), rather than waiting for more.
+    static func parse(
+        _ bytes: UnsafeRawBufferPointer, configuration: Configuration, judgingIncomplete: Bool = false
+    ) -> Step {
         guard let first = bytes.first else { return .needMore }
         let command = Command(rawValue: first)
         switch command {
@@ -157,7 +191,8 @@ public struct FrameDecoder: Sendable {
                         reason: "unexpected \(command) frame where only error responses are valid"))
             }
             if command == .itemized {
-                return parseItemized(bytes, maximumPayloadSize: configuration.maximumPayloadSize)
+                return parseItemized(
+                    bytes, maximumPayloadSize: configuration.maximumPayloadSize, judgingIncomplete: judgingIncomplete)
             }
             return parseFlat(bytes, command: command, maximumPayloadSize: configuration.maximumPayloadSize)
         case .errorResponse:
@@ -240,14 +275,19 @@ public struct FrameDecoder: Sendable {
     ///
     /// A frame of plausible length is judged once it is complete, so the identifier (item 3, which
     /// usually follows the token and payload) is known for every error. A frame whose length field
-    /// exceeds what any valid frame can have is judged item by item as bytes arrive.
-    private static func parseItemized(_ bytes: UnsafeRawBufferPointer, maximumPayloadSize: Int) -> Step {
+    /// exceeds what any valid frame can have is judged item by item as bytes arrive; when
+    /// `judgingIncomplete`, every frame is, and an oversized one whose items stop short is status 7.
+    private static func parseItemized(
+        _ bytes: UnsafeRawBufferPointer, maximumPayloadSize: Int, judgingIncomplete: Bool = false
+    ) -> Step {
         typealias Layout = FrameLayout.Itemized
         let reader = ByteReader(bytes)
         guard let frameLength = reader.getInteger(at: Layout.frameLength, as: UInt32.self) else { return .needMore }
-        let isOversized = Int(frameLength) > maximumItemFrameLength(maximumPayloadSize: maximumPayloadSize)
+        let largest = maximumItemFrameLength(maximumPayloadSize: maximumPayloadSize)
+        let isOversized = Int(frameLength) > largest
+        let judgesItems = isOversized || judgingIncomplete
         let frameEnd = Layout.header + Int(frameLength)
-        if !isOversized, bytes.count < frameEnd { return .needMore }
+        if !judgesItems, bytes.count < frameEnd { return .needMore }
 
         var identifier: UInt32? = nil
         var tokenItem: (offset: Int, range: Range<Int>)? = nil
@@ -260,11 +300,18 @@ public struct FrameDecoder: Sendable {
         func problem(_ status: StatusCode, _ offset: Int, _ reason: String) -> Step {
             .invalid(Problem(status: status, identifier: identifier ?? 0, offset: offset, reason: reason))
         }
+        /// The bytes stop inside the frame.
+        func incomplete() -> Step {
+            guard judgingIncomplete, isOversized else { return .needMore }
+            return problem(
+                .invalidPayloadSize, Layout.frameLength,
+                "frame length is \(frameLength), more than any valid frame (\(largest) bytes)")
+        }
 
         while index < frameEnd {
             guard let itemByte = reader.getInteger(at: index, as: UInt8.self),
                 let itemLength = reader.getInteger(at: index + 1, as: UInt16.self)
-            else { return .needMore }
+            else { return incomplete() }
             let itemID = ItemID(rawValue: itemByte)
             let dataStart = index + Layout.itemHeader
             let dataEnd = dataStart + Int(itemLength)
@@ -282,12 +329,12 @@ public struct FrameDecoder: Sendable {
             seen |= bit
             switch itemID {
             case .token:
-                if isOversized, let early = tokenProblem(length: Int(itemLength), at: index) {
+                if judgesItems, let early = tokenProblem(length: Int(itemLength), at: index) {
                     return problem(early.status, index, early.reason)
                 }
                 tokenItem = (index, dataStart..<dataEnd)
             case .payload:
-                if isOversized, let early = payloadProblem(length: Int(itemLength), limit: maximumPayloadSize) {
+                if judgesItems, let early = payloadProblem(length: Int(itemLength), limit: maximumPayloadSize) {
                     return problem(early.status, index, early.reason)
                 }
                 payloadItem = (index, dataStart..<dataEnd)
@@ -297,14 +344,14 @@ public struct FrameDecoder: Sendable {
                     return problem(
                         .protocolError, index, "item \(itemByte) has \(itemLength) bytes, expected \(expected)")
                 }
-                guard bytes.count >= dataEnd else { return .needMore }
+                guard bytes.count >= dataEnd else { return incomplete() }
                 switch itemID {
                 case .identifier: identifier = reader.getInteger(at: dataStart, as: UInt32.self)
                 case .expiry: expiry = reader.getInteger(at: dataStart, as: UInt32.self)
                 default: priority = bytes[dataStart]
                 }
             }
-            if isOversized, bytes.count < dataEnd { return .needMore }
+            if judgesItems, bytes.count < dataEnd { return incomplete() }
             index = dataEnd
         }
 

@@ -103,8 +103,14 @@ package final class TLSSession: Transport {
     /// Completes the server side of a handshake on an accepted socket. On failure the alert
     /// OpenSSL queued is given `drainTimeout` seconds to reach the client (see ``closeGently(drainTimeout:)``)
     /// before the socket closes.
+    ///
+    /// `interruption`: another thread may end the handshake early (a server making room for a new
+    /// client). The handshake asks `abandoned()` whenever it wakes, which is when `wake` is
+    /// signalled (without one, at least every ``interruptionCheckInterval``); once it returns an
+    /// error, the socket is closed at once and that error thrown.
     package static func accept(
-        _ socket: Socket, context: TLSContext, peer: String, timeout: Double, drainTimeout: Double
+        _ socket: Socket, context: TLSContext, peer: String, timeout: Double, drainTimeout: Double,
+        interruption: Interruption? = nil
     ) throws -> TLSSession {
         ERR_clear_error()
         guard let ssl = SSL_new(context.pointer) else {
@@ -116,8 +122,13 @@ package final class TLSSession: Transport {
         // For the ALPN select callback (unretained: the SSL lives and dies with the session).
         _ = SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(session).toOpaque())
         do {
-            try session.handshake(deadline: Monotonic.now() + timeout, step: SSL_accept, isClient: false)
+            try session.handshake(
+                deadline: Monotonic.now() + timeout, step: SSL_accept, isClient: false, interruption: interruption)
         } catch {
+            if let abandoned = interruption?.abandoned() {
+                session.socket.close()
+                throw abandoned
+            }
             session.closeGently(drainTimeout: drainTimeout)
             throw error
         }
@@ -157,7 +168,15 @@ package final class TLSSession: Transport {
         }
     }
 
-    private func handshake(deadline: Double, step: (OpaquePointer?) -> Int32, isClient: Bool) throws {
+    /// How another thread ends a server handshake early (see ``accept(_:context:peer:timeout:drainTimeout:interruption:)``).
+    package typealias Interruption = (wake: WakeSignal?, abandoned: () -> LegacyAPNsError?)
+
+    /// The longest an interruptible handshake without a wake signal waits before asking again.
+    package static let interruptionCheckInterval = 0.1
+
+    private func handshake(
+        deadline: Double, step: (OpaquePointer?) -> Int32, isClient: Bool, interruption: Interruption? = nil
+    ) throws {
         while true {
             let events: Readiness
             switch handshakeStep(step, isClient: isClient) {
@@ -166,8 +185,20 @@ package final class TLSSession: Transport {
             case .wantWrite: events = .writable
             case .failed(let error): throw error
             }
+            if let abandoned = interruption?.abandoned() { throw abandoned }
             let remaining = deadline - Monotonic.now()
-            guard remaining > 0, wait(for: events, timeout: remaining) else {
+            let ready: Bool
+            if let wake = interruption?.wake {
+                ready = wait(for: events, timeout: remaining, wake: wake)
+            } else if interruption != nil {
+                // Slices: a timed-out slice before the deadline is not the end.
+                let slice = Swift.min(remaining, Self.interruptionCheckInterval)
+                ready = wait(for: events, timeout: slice) || remaining > slice
+            } else {
+                ready = wait(for: events, timeout: remaining)
+            }
+            if let abandoned = interruption?.abandoned() { throw abandoned }
+            guard remaining > 0, ready else {
                 throw LegacyAPNsError(.timedOut, "TLS handshake with \(peer) timed out")
             }
         }

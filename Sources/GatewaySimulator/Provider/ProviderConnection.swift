@@ -137,6 +137,8 @@ package final class ProviderConnection: HTTP2SessionDelegate {
     package var wantsRead: Bool { session.wantsRead && cutOffReason == nil && !resetRequested }
     /// Whether there is something for the client.
     package var wantsWrite: Bool { session.wantsWrite }
+    /// Whether the simulator owes the client nothing: no stream open, no response held back.
+    package var owesNothing: Bool { table.count == 0 && delayedHead == delayed.count }
     /// Whether the connection has nothing more to do.
     package var isFinished: Bool {
         resetRequested || (!session.wantsRead && !session.wantsWrite && delayedHead == delayed.count)
@@ -237,6 +239,13 @@ package final class ProviderConnection: HTTP2SessionDelegate {
                 reason:
                     "no HTTP/2 connection preface and SETTINGS within \(formatSeconds(limits.handshakeTimeout.inSeconds))"
             )
+            return
+        }
+        if completedRequests == 0, let limit = limits.firstRequestTimeout, now - createdAt > limit.inSeconds,
+            owesNothing
+        {
+            // Connected and said nothing worth a slot (the preface, PINGs): closed.
+            terminate(errorCode: .noError, reason: "no request within \(formatSeconds(limit.inSeconds)) of connecting")
             return
         }
         if let since = partialFrameSince, now - since > limits.requestTimeout.inSeconds {

@@ -15,6 +15,8 @@ struct ProviderConnectionLoop {
     let context: TLSContext
     let number: Int
     let client: String
+    /// What the accept thread sees of this connection (progress; its eviction to make room).
+    let activity: ProviderConnectionActivity
 
     /// The longest wait, so a stopping simulator is noticed quickly.
     static let tick = 0.1
@@ -25,8 +27,16 @@ struct ProviderConnectionLoop {
         do {
             tls = try TLSSession.accept(
                 socket, context: context, peer: client, timeout: limits.handshakeTimeout.inSeconds,
-                drainTimeout: 1)
+                drainTimeout: 1,
+                interruption: activity.handshake.interruption(
+                    reason: "closed in its TLS handshake to make room for a new client"))
+            guard activity.handshake.finish() else {
+                tls.close()
+                throw LegacyAPNsError(.cancelled, "closed in its TLS handshake to make room for a new client")
+            }
+            activity.progressed(now: Monotonic.now())
         } catch {
+            activity.handshake.finish()
             policy.update { $0.handshakeFailures += 1 }
             policy.emit(.handshakeFailed(client: client, reason: (error as? LegacyAPNsError)?.reason ?? "\(error)"))
             return
@@ -86,6 +96,7 @@ struct ProviderConnectionLoop {
         /// Since when TLS has needed to write before reading on.
         var readNeedsWritable: Double?
         let outputBound = limits.maximumBufferedOutput
+        var requestsSeen = 0
 
         while true {
             var now = Monotonic.now()
@@ -127,6 +138,14 @@ struct ProviderConnectionLoop {
                 }
             }
             connection.tick(now: now)
+            if connection.completedRequests != requestsSeen {
+                requestsSeen = connection.completedRequests
+                activity.progressed(now: now)
+            }
+            activity.setOwesNothing(connection.owesNothing)
+            if activity.isEvicted, connection.cutOffReason == nil {
+                connection.terminate(errorCode: .noError, reason: "closed to make room for a new client (idle)")
+            }
             if connection.resetRequested {
                 reset(connection, tls)
                 return

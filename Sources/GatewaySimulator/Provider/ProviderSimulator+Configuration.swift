@@ -112,10 +112,22 @@ extension ProviderSimulator {
     /// Bounds that keep one hostile or broken client from costing the others: each, when
     /// exceeded, cuts that client off (``ProviderSimulatorEvent/cutOff(connection:reason:)``).
     public struct Limits: Sendable, Hashable {
-        /// Connections served at once; more are closed at once.
+        /// Connections held at once, from the TCP accept on. A new client at the limit takes the
+        /// place of the connection longest in its TLS handshake (whatever its age), or else of the
+        /// connection idle longest (no complete request, nor its handshake, for
+        /// ``evictableAfter``, no stream open), which is closed to make room (GOAWAY NO_ERROR);
+        /// only when every connection is busy is the new client closed at once
+        /// (``ProviderSimulatorEvent/refused(client:)``).
         public var maximumConnections = 128
+        /// How long a connection must have completed no request (nor its handshake), with no
+        /// stream open, before it may be closed to make room for a new client at
+        /// ``maximumConnections``.
+        public var evictableAfter: Duration = .seconds(5)
         /// Time a client may take for the TLS handshake, and then for the HTTP/2 preface.
         public var handshakeTimeout: Duration = .seconds(10)
+        /// Time a connection may take from its handshake to its first complete request (nil:
+        /// any); one that sends only the preface, or PINGs, is closed (GOAWAY NO_ERROR) after it.
+        public var firstRequestTimeout: Duration? = .seconds(60)
         /// Time a request may take from its first HEADERS frame to its last byte (a client
         /// trickling a request is cut off after it).
         public var requestTimeout: Duration = .seconds(10)

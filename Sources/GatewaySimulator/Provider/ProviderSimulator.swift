@@ -61,7 +61,9 @@ public final class ProviderSimulator: Sendable {
     struct State {
         var listener: Listener?
         var activeThreads = 0
-        var activeConnections = 0
+        /// The connections counted against ``Limits/maximumConnections``, by number (one evicted
+        /// to make room no longer counts while it closes).
+        var connections: [Int: ProviderConnectionActivity] = [:]
         var nextConnection = 0
     }
 
@@ -151,10 +153,20 @@ public final class ProviderSimulator: Sendable {
     private func acceptLoop(_ listener: Listener) {
         while !policy.isStopping {
             guard let (socket, client) = listener.accept(timeout: 0.5) else { continue }
+            let activity = ProviderConnectionActivity()
+            let limits = configuration.limits
+            let now = Monotonic.now()
             let number: Int? = state.withLock { state in
-                guard state.activeConnections < configuration.limits.maximumConnections else { return nil }
-                state.activeConnections += 1
+                if state.connections.count >= limits.maximumConnections {
+                    // Make room: the connection longest in its handshake, or else the one idle longest.
+                    guard
+                        let victim = ProviderConnectionActivity.makeRoom(
+                            in: state.connections, now: now, grace: limits.evictableAfter.inSeconds)
+                    else { return nil }
+                    state.connections[victim] = nil
+                }
                 state.nextConnection += 1
+                state.connections[state.nextConnection] = activity
                 return state.nextConnection
             }
             guard let number else {
@@ -164,10 +176,13 @@ public final class ProviderSimulator: Sendable {
                 continue
             }
             let handOver = ProviderSocketHandOver(socket)
-            let loop = ProviderConnectionLoop(policy: policy, context: context, number: number, client: client)
+            let loop = ProviderConnectionLoop(
+                policy: policy, context: context, number: number, client: client, activity: activity)
             startThread(name: "apns-h2-connection") {
                 loop.run(handOver.take())
-                self.state.withLock { $0.activeConnections -= 1 }
+                self.state.withLock { state in
+                    if state.connections[number] === activity { state.connections[number] = nil }
+                }
             }
         }
     }

@@ -62,7 +62,10 @@ enum BridgeCommand {
         static let upstreamConnections = Option<Int>.integer(
             "upstream-connections", help: "HTTP/2 connections upstream.", range: 1...64, default: 2)
         static let maximumConnections = Option<Int>.integer(
-            "max-connections", help: "Sender connections served at once (more are refused).", range: 1...100_000,
+            "max-connections",
+            help: "Sender connections held at once, from the TCP accept on. At the limit, the one longest in its "
+                + "TLS handshake, or else a sender idle for 5 s, is closed to make room; a new sender is refused "
+                + "only when every one is busy.", range: 1...100_000,
             default: 256)
         static let idleTimeout = Option<Duration>.seconds(
             "idle-timeout", help: "Close a sender with nothing in flight that sends nothing for this long.",

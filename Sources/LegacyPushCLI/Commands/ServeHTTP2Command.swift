@@ -113,7 +113,14 @@ enum ServeHTTP2Command {
         static let record = Option<String>.text(
             "record", "path", help: "Append every accepted request to this file as a JSON line, while serving.")
         static let maximumConnections = Option<Int>.integer(
-            "max-connections", help: "Connections served at once.", range: 1...10_000, default: 128)
+            "max-connections",
+            help: "Connections held at once, from the TCP accept on. At the limit, the one longest in its TLS "
+                + "handshake, or else one without a request for 5 s and no stream open, is closed to make room; "
+                + "a new client is refused only when every one is busy.", range: 1...10_000, default: 128)
+        static let firstRequestTimeout = Option<Duration>.seconds(
+            "first-request-timeout",
+            help: "Close (GOAWAY NO_ERROR) a connection with no complete request this long after its handshake "
+                + "(only the preface, or PINGs).", default: .seconds(60))
         static let idleTimeout = Option<Duration>.seconds(
             "idle-timeout", help: "Say GOAWAY {\"reason\":\"IdleTimeout\"} to a connection silent this long.",
             default: .seconds(3600))
@@ -129,7 +136,8 @@ enum ServeHTTP2Command {
                 authKey.spec, teamTopic.spec, maximumStreams.spec, excessStreams.spec, failToken.spec,
                 unregistered.spec, failEvery.spec,
                 goawayAfter.spec, shutdownAfter.spec, resetAfter.spec, stallToken.spec, errorDelay.spec,
-                randomFaults.spec, clockSkew.spec, record.spec, maximumConnections.spec, idleTimeout.spec,
+                randomFaults.spec, clockSkew.spec, record.spec, maximumConnections.spec, firstRequestTimeout.spec,
+                idleTimeout.spec,
                 newestTLS.spec, quiet.spec,
             ]
         }
@@ -241,6 +249,11 @@ enum ServeHTTP2Command {
                 Fixtures/certs (clients then need --ca-file Fixtures/certs/ca.pem; certificate clients e.g. \
                 Fixtures/certs/universal.pem with universal.key, or universal-modern.p12, passphrase "secret").
 
+                Clients cannot hold it: the TLS handshake and then the HTTP/2 preface each have 10 s, the first \
+                request --first-request-timeout, a trickled request 10 s; at --max-connections a new client takes \
+                the place of the connection longest in its TLS handshake, or else of the one idle longest (no \
+                request for 5 s, no stream open), which is closed (logged as cut off: closed to make room).
+
                 Prints "listening on HOST:PORT (HTTP/2)" once ready; stops cleanly on Ctrl-C or SIGTERM with a \
                 closing line of counts per reason on stderr. Connections and rejections are logged on stderr \
                 unless --quiet.
@@ -278,6 +291,7 @@ enum ServeHTTP2Command {
         var limits = ProviderSimulator.Limits()
         limits.maximumConnections = try arguments.required(Options.maximumConnections)
         limits.idleTimeout = try arguments.value(Options.idleTimeout)
+        limits.firstRequestTimeout = try arguments.value(Options.firstRequestTimeout)
 
         let environment = try arguments.required(Options.environment)
         let newestTLS = try arguments.required(Options.newestTLS)

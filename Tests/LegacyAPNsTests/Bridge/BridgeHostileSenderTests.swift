@@ -46,6 +46,36 @@ import Testing
         }
     }
 
+    /// A frame header announcing a length the bridge never takes, with none of the bytes it
+    /// announces: answered at once (the frame deadline is a minute away), naming the identifier
+    /// when it came, and the connection closed.
+    @Test(
+        arguments: [
+            // An item frame of 4 GiB, nothing more.
+            ([0x02, 0xFF, 0xFF, 0xFF, 0xFF], ErrorResponse(status: .invalidPayloadSize, identifier: 0)),
+            // An item frame of plausible length, identifier 43, a payload item over the bridge's 5120 bytes.
+            (
+                FrameFixtures.itemFrameHead(length: 5244, identifier: 43, payloadLength: 5150),
+                ErrorResponse(status: .invalidPayloadSize, identifier: 43)
+            ),
+            // An enhanced frame (identifier 7) with a payload length of 6000, and one with a 33-byte token.
+            (
+                [0x01, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0x20] + [UInt8](repeating: 0xAB, count: 32) + [0x17, 0x70],
+                ErrorResponse(status: .invalidPayloadSize, identifier: 7)
+            ),
+            ([0x01, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0x21], ErrorResponse(status: .invalidTokenSize, identifier: 7)),
+        ] as [([UInt8], ErrorResponse)])
+    func aFrameLengthTheBridgeNeverTakesIsAnsweredWithoutItsBytes(head: [UInt8], expected: ErrorResponse)
+        async throws
+    {
+        try await withBridge(configure: { $0.frameTimeout = .seconds(60) }) { fixture in
+            let session = try Self.connect(fixture)
+            let answer = SimulatorRobustnessTests.exchange(session, head, timeout: 10)
+            #expect(answer == expected.bytes)
+            #expect(fixture.deliveries().isEmpty)
+        }
+    }
+
     /// Good frames before a bad one are delivered; the answer names the bad one, the close follows.
     @Test func framesBeforeAMalformedOneAreDeliveredAndItIsNamed() async throws {
         try await withBridge { fixture in
@@ -112,6 +142,44 @@ import Testing
                 return false
             }
             #expect(!evictions.isEmpty)
+        }
+    }
+}
+
+/// Connections that hold the bridge's slots without ever becoming senders.
+@Suite struct BridgeLockOutTests {
+    /// Whether the bridge closed `socket` (end of stream) within `timeout` seconds.
+    static func sawClose(_ socket: Socket, within timeout: Double) -> Bool {
+        let deadline = Monotonic.now() + timeout
+        var byte: UInt8 = 0
+        while Monotonic.now() < deadline {
+            guard socket.wait(for: .readable, timeout: deadline - Monotonic.now()) else { return false }
+            let count = recv(socket.descriptor, &byte, 1, Int32(MSG_DONTWAIT))
+            if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) { return true }
+        }
+        return false
+    }
+
+    /// TCP connections that never start TLS hold every slot (and their handshake deadline is a
+    /// minute away): the one longest in its handshake makes room for a real sender, who is
+    /// served at once.
+    @Test func connectionsThatNeverHandshakeMakeRoomForASender() async throws {
+        try await withBridge(configure: {
+            $0.maximumConnections = 8
+            $0.handshakeTimeout = .seconds(60)
+            $0.evictableAfter = .seconds(60)
+        }) { fixture in
+            let port = fixture.endpoints.gateway.port
+            // Accepted in order, before the sender's connection: all eight hold a slot when it comes.
+            let mute = try (0..<8).map { _ in try Socket.connect(host: "127.0.0.1", port: port, timeout: 5) }
+            #expect(try await BridgeHostileSenderTests.healthy(fixture))
+            #expect(Self.sawClose(mute[0], within: 5), "the oldest connection in its handshake was not closed")
+            let evicted = fixture.events.get().filter { event in
+                if case .senderRefused(_, let reason) = event { return reason.contains("to make room") }
+                return false
+            }
+            #expect(!evicted.isEmpty)
+            for socket in mute { socket.close() }
         }
     }
 }

@@ -323,6 +323,53 @@ import Testing
         }
     }
 
+    /// Connections that send only the HTTP/2 preface, or nothing after the TLS handshake, hold
+    /// every slot: at the limit the one idle longest (or still in its handshake) makes room, and a
+    /// new client is served at once.
+    @Test func connectionsHoldingOnlyThePrefaceMakeRoomForANewClient() async throws {
+        try await withProviderSimulator {
+            $0.limits.maximumConnections = 8
+            $0.limits.evictableAfter = .zero
+        } _: { fixture in
+            let other = try await Self.blocking {
+                var idle: [TLSSession] = []
+                for index in 0..<8 {
+                    let tls = try Self.connect(fixture.endpoint)
+                    if index % 2 == 0 { _ = Self.write(RawFrames.preface + RawFrames.settings(), to: tls) }
+                    idle.append(tls)
+                }
+                let other = try Self.wellBehaved(fixture)
+                withExtendedLifetime(idle) {}
+                return other
+            }
+            #expect(other == "200")
+            #expect(
+                try await Self.eventually {
+                    fixture.events.get().contains { event in
+                        switch event {
+                        case .cutOff(_, let reason), .handshakeFailed(_, let reason): reason.contains("to make room")
+                        default: false
+                        }
+                    }
+                })
+        }
+    }
+
+    /// A client that sends the preface and then no request is closed at the first-request deadline.
+    @Test func aClientSendingOnlyThePrefaceIsClosedAtTheFirstRequestDeadline() async throws {
+        try await withProviderSimulator {
+            $0.limits.firstRequestTimeout = .milliseconds(500)
+        } _: { fixture in
+            let closed = try await Self.blocking {
+                let tls = try Self.connect(fixture.endpoint)
+                _ = Self.write(RawFrames.preface + RawFrames.settings() + RawFrames.settings(ack: true), to: tls)
+                return Self.readUntilClosed(tls, timeout: 10).closed
+            }
+            #expect(closed)
+            #expect(Self.cutOffReasons(fixture).contains { $0.contains("no request within") })
+        }
+    }
+
     struct Frame {
         var type: UInt8
         var stream: UInt32

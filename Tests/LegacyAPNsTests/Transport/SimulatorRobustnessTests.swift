@@ -79,6 +79,24 @@ import Testing
         }
     }
 
+    /// A frame no bytes can make valid (an item frame longer than any, or whose payload item is
+    /// over the limit), its bytes never sent: answered at once, not at the frame deadline.
+    @Test(
+        arguments: [
+            ([0x02, 0xFF, 0xFF, 0xFF, 0xFF], ErrorResponse(status: .invalidPayloadSize, identifier: 0)),
+            (
+                FrameFixtures.itemFrameHead(length: 2172, identifier: 44, payloadLength: 2100),
+                ErrorResponse(status: .invalidPayloadSize, identifier: 44)
+            ),
+        ] as [([UInt8], ErrorResponse)])
+    func aFrameNoBytesCanMakeValidIsAnsweredWithoutThem(head: [UInt8], expected: ErrorResponse) async throws {
+        try await withTestGateway(configure: { $0.frameTimeout = .seconds(60) }) { gateway in
+            let session = try Self.tlsConnection(gateway)
+            #expect(Self.exchange(session, head, timeout: 10) == expected.bytes)
+            #expect(gateway.recorder.count == 0)
+        }
+    }
+
     @Test func aClientStalledMidFrameIsDroppedAfterTheIdleTimeoutWhileOthersAreServed() async throws {
         try await withTestGateway(configure: { $0.idleTimeout = .milliseconds(500) }) { gateway in
             let stalled = try Self.tlsConnection(gateway)
