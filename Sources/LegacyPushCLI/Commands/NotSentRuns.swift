@@ -1,3 +1,5 @@
+import LegacyAPNs
+
 /// The notifications a send never handed to the gateway (certainly not delivered), as runs of
 /// consecutive input positions: the ones the client took and never wrote (or wrote, saw
 /// discarded by the gateway, and never resent), and the input it never took, `firstUntaken`
@@ -58,10 +60,42 @@ struct NotSentRuns: Equatable {
         return events
     }
 
+    /// ``events(line:describe:)`` for a send's input: its lines, or (flag input) its notifications'
+    /// identifiers as the report shows them and tokens.
+    func events(naming input: some SendInputNaming, reportedID: (UInt32?, UInt64) -> UInt64) -> [String] {
+        events(line: { input.line(of: $0) }) { position in
+            input.notification(at: position).map {
+                (reportedID($0.identifier, UInt64(position)), $0.token.hexString)
+            }
+        }
+    }
+
     /// "  not sent     N: resume with --from-line L" (the resume part with JSON Lines input only).
     func summaryLine(line: (UInt64) -> Int?) -> String {
         var text = "  not sent     \(count)"
         if let start = resumeFrom, let number = line(UInt64(start)) { text += ": resume with --from-line \(number)" }
         return text
+    }
+}
+
+/// What a send's input tells of a position, for naming what was not sent.
+protocol SendInputNaming {
+    /// The JSON Lines line of the notification at `position` (nil for flag input).
+    func line(of position: UInt64) -> Int?
+    /// The caller's identifier and the token of the flag-input notification at 1-based `position`.
+    func notification(at position: Int) -> (identifier: UInt32?, token: DeviceToken)?
+}
+
+extension SendCommand.Input: SendInputNaming {
+    func notification(at position: Int) -> (identifier: UInt32?, token: DeviceToken)? {
+        guard case .list(let list) = self, list.indices.contains(position - 1) else { return nil }
+        return (list[position - 1].identifier, list[position - 1].token)
+    }
+}
+
+extension SendCommand.HTTP2Input: SendInputNaming {
+    func notification(at position: Int) -> (identifier: UInt32?, token: DeviceToken)? {
+        guard case .list(let list) = self, list.indices.contains(position - 1) else { return nil }
+        return (list[position - 1].identifier, list[position - 1].deviceToken)
     }
 }

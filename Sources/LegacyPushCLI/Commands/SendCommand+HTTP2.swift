@@ -280,15 +280,7 @@ struct SendHTTP2Output: Sendable {
         let sent = total - notSent
         if json {
             for entry in unknown { console.print(event("unconfirmed", entry)) }
-            let events = runs.events(line: { input.line(of: $0) }) { position in
-                guard case .list(let list) = input, list.indices.contains(position - 1) else { return nil }
-                let request = list[position - 1]
-                return (
-                    reportedID(identifier: request.identifier, position: UInt64(position)),
-                    request.deviceToken.hexString
-                )
-            }
-            for event in events { console.print(event) }
+            for event in runs.events(naming: input, reportedID: reportedID) { console.print(event) }
             for duplicate in report.possiblyDuplicated {
                 var line = JSONLine("possibleDuplicate")
                 line.add("id", reportedID(identifier: duplicate.identifier, position: duplicate.position))

@@ -85,15 +85,7 @@ struct SendOutput: Sendable {
 
     /// Every notification not sent, in `--json` (see ``NotSentRuns/events(line:describe:)``).
     private func notSentEvents(_ runs: NotSentRuns) {
-        let events = runs.events(line: { input.line(of: $0) }) { position in
-            guard case .list(let list) = input, list.indices.contains(position - 1) else { return nil }
-            let notification = list[position - 1]
-            return (
-                reportedID(identifier: notification.identifier, position: UInt64(position)),
-                notification.token.hexString
-            )
-        }
-        for event in events { console.print(event) }
+        for event in runs.events(naming: input, reportedID: reportedID) { console.print(event) }
     }
 
     func summaryJSON(_ report: SendReport, _ accounting: Accounting) -> String {
