@@ -173,37 +173,20 @@ final class BridgeCore: Sendable {
                         connection: session.connection, identifier: rejection.identifier ?? 0, token: rejection.token,
                         status: status, reason: reason))
             case .unavailable:
-                count {
-                    $0.unavailable += 1
-                    if rejection.mayHaveBeenDelivered { $0.possibleDuplicates += 1 }
-                }
-                if rejection.mayHaveBeenDelivered {
-                    // An earlier attempt's answer was lost (a reset), then a retry got 503: the
-                    // sender hears status 10 and sends it again, so it may arrive twice. Named, as
-                    // for an unconfirmed one.
-                    emit(
-                        .possibleDuplicate(
-                            connection: session.connection, identifier: rejection.identifier ?? 0,
-                            token: rejection.token))
-                }
+                // An earlier attempt's answer may have been lost (a reset) before this 503.
+                unavailable(
+                    session, identifier: rejection.identifier, token: rejection.token,
+                    mayHaveBeenDelivered: rejection.mayHaveBeenDelivered)
             case .accepted:
                 break
             }
             session.settle(tag: rejection.tag, verdict: verdict)
         case .unconfirmed(_, let unconfirmed):
-            count {
-                $0.unavailable += 1
-                if unconfirmed.mayHaveBeenDelivered { $0.possibleDuplicates += 1 }
-            }
-            guard let session = session(tag: unconfirmed.tag) else { return }
-            if unconfirmed.mayHaveBeenDelivered {
-                // The sender hears status 10 and sends it again: it may arrive twice.
-                emit(
-                    .possibleDuplicate(
-                        connection: session.connection, identifier: unconfirmed.request.identifier ?? 0,
-                        token: unconfirmed.request.deviceToken))
-            }
-            session.settle(tag: unconfirmed.tag, verdict: .unavailable(reason: "upstream: \(unconfirmed.why)"))
+            let session = session(tag: unconfirmed.tag)
+            unavailable(
+                session, identifier: unconfirmed.request.identifier, token: unconfirmed.request.deviceToken,
+                mayHaveBeenDelivered: unconfirmed.mayHaveBeenDelivered)
+            session?.settle(tag: unconfirmed.tag, verdict: .unavailable(reason: "upstream: \(unconfirmed.why)"))
         case .sent, .retrying:
             break
         case .connected:
@@ -215,6 +198,20 @@ final class BridgeCore: Sendable {
         default:
             emit(.upstream(event))
         }
+    }
+
+    /// An upstream failure (given up unconfirmed, or answered 503 and the like): the sender hears
+    /// status 10 and sends the notification again, so when an earlier attempt may have been
+    /// delivered it may arrive twice: counted and named.
+    private func unavailable(
+        _ session: SenderSession?, identifier: UInt32?, token: DeviceToken, mayHaveBeenDelivered: Bool
+    ) {
+        count {
+            $0.unavailable += 1
+            if mayHaveBeenDelivered { $0.possibleDuplicates += 1 }
+        }
+        guard mayHaveBeenDelivered, let session else { return }
+        emit(.possibleDuplicate(connection: session.connection, identifier: identifier ?? 0, token: token))
     }
 
     /// The store thread committed (or failed to commit) 410 tuples.

@@ -76,8 +76,7 @@ final class BridgeUpstream: @unchecked Sendable {
             refusedDuringOutage += 1
             return connectFailure ?? lastFailure ?? LegacyAPNsError(.connectionFailed, "the upstream is unavailable")
         }
-        if let began { reportOutage(began) }
-        if let failure, began == nil { reportOutage(failure) }
+        if let reason = began ?? failure { reportOutage(reason) }
         return failure
     }
 

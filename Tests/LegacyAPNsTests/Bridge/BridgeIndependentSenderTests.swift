@@ -53,6 +53,20 @@ import Testing
         }
     }
 
+    /// Runs a pushjack `program` against the bridge at `endpoints` with the arguments every program
+    /// here reads: host, port, feedback port, count, the sender's certificate, then `errorTimeout`.
+    static func pushjack(
+        _ program: String, _ endpoints: Bridge.Endpoints, count: Int, errorTimeout: String? = nil
+    ) async throws -> CLIRunner.Result {
+        let python = try PythonTools.python()
+        let arguments =
+            [
+                "-c", program, endpoints.gateway.host, String(endpoints.gateway.port),
+                String(endpoints.feedback?.port ?? 0), String(count), Fixtures.certs("universal-combined.pem"),
+            ] + (errorTimeout.map { [$0] } ?? [])
+        return try await Task.detached { try CLIRunner.runProcess(URL(fileURLWithPath: python), arguments) }.value
+    }
+
     @Test func pushjackSeesOneRejectionEveryOtherDeliveredOnceAndThe410AsFeedback() async throws {
         let count = 300
         // pushjack numbers notifications from 0: notification(i) has identifier i - 1.
@@ -62,16 +76,7 @@ import Testing
         faults.failingTokens[TestGateway.notification(bad).token] = .badDeviceToken
         faults.unregisteredTokens[TestGateway.notification(gone).token] = .milliseconds(1_650_000_000_500)
         try await withBridge(faults: faults) { fixture in
-            let python = try PythonTools.python()
-            let endpoints = fixture.endpoints
-            let result = try await Task.detached {
-                try CLIRunner.runProcess(
-                    URL(fileURLWithPath: python),
-                    [
-                        "-c", Self.program, endpoints.gateway.host, String(endpoints.gateway.port),
-                        String(endpoints.feedback!.port), String(count), Fixtures.certs("universal-combined.pem"),
-                    ])
-            }.value
+            let result = try await Self.pushjack(Self.program, fixture.endpoints, count: count)
             #expect(result.status == 0, "\(result.stderr)")
             let outcome = try JSONDecoder().decode(Outcome.self, from: Data(result.output.utf8))
             #expect(outcome.errors == [[.text("APNSInvalidTokenError"), .number(bad - 1)]])
@@ -96,17 +101,7 @@ import Testing
         var faults = ProviderFaults()
         for index in bad { faults.failingTokens[TestGateway.notification(index).token] = .badDeviceToken }
         try await withBridge(faults: faults) { fixture in
-            let python = try PythonTools.python()
-            let endpoints = fixture.endpoints
-            let result = try await Task.detached {
-                try CLIRunner.runProcess(
-                    URL(fileURLWithPath: python),
-                    [
-                        "-c", Self.program, endpoints.gateway.host, String(endpoints.gateway.port),
-                        String(endpoints.feedback!.port), String(count), Fixtures.certs("universal-combined.pem"),
-                        "0.3",
-                    ])
-            }.value
+            let result = try await Self.pushjack(Self.program, fixture.endpoints, count: count, errorTimeout: "0.3")
             #expect(result.status == 0, "\(result.stderr)")
             let outcome = try JSONDecoder().decode(Outcome.self, from: Data(result.output.utf8))
             #expect(outcome.errors == bad.map { [.text("APNSInvalidTokenError"), .number($0 - 1)] })
@@ -125,7 +120,7 @@ import Testing
         let program = """
             import json, signal, sys
             from pushjack import APNSClient
-            host, port, count, certificate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+            host, port, count, certificate = sys.argv[1], int(sys.argv[2]), int(sys.argv[4]), sys.argv[5]
             signal.alarm(60)  # a sender still looping after a minute fails the test
             class Bridge(APNSClient):
                 pass
@@ -140,30 +135,16 @@ import Testing
                 outcome = {"exception": type(error).__name__}
             print(json.dumps(outcome))
             """
-        let scratch = try ScratchDirectory()
-        var configuration = BridgeFixture.configuration(
-            upstream: Endpoint(host: "127.0.0.1", port: 1), store: scratch.file("bridge.sqlite"))
-        let events = Locked<[BridgeEvent]>([])
-        configuration.events = { event in events.update { $0.append(event) } }
-        let bridge = try Bridge(configuration: configuration)
-        try await bridge.withRunning { endpoints in
-            let python = try PythonTools.python()
-            let result = try await Task.detached {
-                try CLIRunner.runProcess(
-                    URL(fileURLWithPath: python),
-                    [
-                        "-c", program, endpoints.gateway.host, String(endpoints.gateway.port), "200",
-                        Fixtures.certs("universal-combined.pem"),
-                    ])
-            }.value
+        try await withBridge(upstreamAt: Endpoint(host: "127.0.0.1", port: 1)) { fixture in
+            let result = try await Self.pushjack(program, fixture.endpoints, count: 200)
             #expect(result.status == 0, "\(result.stderr)")
             let outcome = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
             // pushjack gives up with a connection error; it never counts one as sent.
             #expect(outcome?["exception"] != nil || (outcome?["successes"] as? Int) == 0, "\(result.output)")
-            #expect(bridge.statistics.senderConnections == 0)
-            #expect(bridge.statistics.received == 0)
-            #expect(bridge.statistics.refusedConnections < 50)
-            let outages = events.get().filter { if case .upstreamUnavailable = $0 { true } else { false } }
+            #expect(fixture.bridge.statistics.senderConnections == 0)
+            #expect(fixture.bridge.statistics.received == 0)
+            #expect(fixture.bridge.statistics.refusedConnections < 50)
+            let outages = fixture.events.get().filter { if case .upstreamUnavailable = $0 { true } else { false } }
             #expect(outages.count == 1)
         }
     }

@@ -411,15 +411,8 @@ import Testing
     /// identifier 0, which a sender numbering from 0 reads as "0 was delivered"); it says so once,
     /// not per sender, and names no identifier it did not deliver.
     @Test func anUnreachableUpstreamRefusesSendersBeforeTheyWriteAndSaysSoOnce() async throws {
-        let scratch = try ScratchDirectory()
         // Port 1 on loopback: nothing listens, every connect is refused.
-        var configuration = BridgeFixture.configuration(
-            upstream: Endpoint(host: "127.0.0.1", port: 1), store: scratch.file("bridge.sqlite"))
-        let events = Locked<[BridgeEvent]>([])
-        configuration.events = { event in events.update { $0.append(event) } }
-        let bridge = try Bridge(configuration: configuration)
-        try await bridge.withRunning { endpoints in
-            let fixture = BridgeFixture(bridge: bridge, endpoints: endpoints, upstream: nil, events: events)
+        try await withBridge(upstreamAt: Endpoint(host: "127.0.0.1", port: 1)) { fixture in
             for round in 0..<2 {
                 let report = try await fixture.client().send(Self.notifications((round * 5 + 1)...(round * 5 + 5)))
                 #expect(report.accepted == 0)
@@ -429,13 +422,13 @@ import Testing
                 #expect(report.possibleDuplicates == 0)
                 #expect(report.failure != nil)
             }
-            let seen = events.get()
+            let seen = fixture.events.get()
             let outages = seen.filter { if case .upstreamUnavailable = $0 { true } else { false } }
             #expect(outages.count == 1, "\(seen)")
             #expect(!seen.contains { if case .answered = $0 { true } else { false } })
             #expect(!seen.contains { if case .senderConnected = $0 { true } else { false } })
-            #expect(bridge.statistics.forwarded == 0)
-            #expect(bridge.statistics.refusedConnections >= 2)
+            #expect(fixture.bridge.statistics.forwarded == 0)
+            #expect(fixture.bridge.statistics.refusedConnections >= 2)
         }
     }
 
@@ -444,18 +437,12 @@ import Testing
     @Test func senderAreServedAgainOnceTheUpstreamAnswers() async throws {
         // A port for an upstream that is not there yet (a simulator's, stopped).
         let port = try await withProviderSimulator { $0.endpoint.port }
-        let scratch = try ScratchDirectory()
-        var configuration = BridgeFixture.configuration(
-            upstream: Endpoint(host: "127.0.0.1", port: port), store: scratch.file("bridge.sqlite"))
-        let events = Locked<[BridgeEvent]>([])
-        configuration.events = { event in events.update { $0.append(event) } }
-        let bridge = try Bridge(configuration: configuration)
-        try await bridge.withRunning { endpoints in
-            let down = BridgeFixture(bridge: bridge, endpoints: endpoints, upstream: nil, events: events)
+        try await withBridge(upstreamAt: Endpoint(host: "127.0.0.1", port: port)) { down in
             let refused = try await down.client().send(Self.notifications(1...5))
             #expect(refused.notSent.count == 5)
             try await withProviderSimulator(configure: { $0.port = port }) { upstream in
-                let fixture = BridgeFixture(bridge: bridge, endpoints: endpoints, upstream: upstream, events: events)
+                let fixture = BridgeFixture(
+                    bridge: down.bridge, endpoints: down.endpoints, upstream: upstream, events: down.events)
                 // Bounded: the bridge retries the upstream after a pause of at most a few seconds.
                 var delivered = false
                 for _ in 0..<60 where !delivered {
@@ -467,7 +454,7 @@ import Testing
                 #expect(delivered)
                 #expect(fixture.deliveries() == [1: 1, 2: 1, 3: 1, 4: 1, 5: 1])
             }
-            let seen = events.get()
+            let seen = down.events.get()
             #expect(seen.filter { if case .upstreamUnavailable = $0 { true } else { false } }.count == 1)
             #expect(seen.filter { if case .upstreamAvailable = $0 { true } else { false } }.count == 1)
         }

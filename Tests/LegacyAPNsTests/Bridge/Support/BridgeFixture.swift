@@ -103,6 +103,22 @@ func withBridge<Result>(
     }
 }
 
+/// Runs `body` with a started bridge whose upstream is `upstream`, with no simulator of the
+/// fixture's there (nothing, or one the test starts itself): the fixture's `upstream` is nil.
+func withBridge<Result>(
+    upstreamAt upstream: Endpoint, isolation: isolated (any Actor)? = #isolation,
+    _ body: (BridgeFixture) async throws -> Result
+) async throws -> Result {
+    let scratch = try ScratchDirectory()
+    var configuration = BridgeFixture.configuration(upstream: upstream, store: scratch.file("bridge.sqlite"))
+    let events = Locked<[BridgeEvent]>([])
+    configuration.events = { event in events.update { $0.append(event) } }
+    let bridge = try Bridge(configuration: configuration)
+    return try await bridge.withRunning { endpoints in
+        try await body(BridgeFixture(bridge: bridge, endpoints: endpoints, upstream: nil, events: events))
+    }
+}
+
 /// Polls `condition` every 10 ms for up to `limit`: for counts another thread updates just after
 /// the event a test waited for.
 func eventually(within limit: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
