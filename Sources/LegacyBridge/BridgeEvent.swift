@@ -37,7 +37,9 @@ public enum BridgeEvent: Hashable, Sendable {
     case notDelivered(connection: UInt64, identifier: UInt32, token: DeviceToken, reason: String)
     /// The feedback service handed `count` tuples of `topic` to a sender, and forgot them.
     case feedbackServed(client: String, topic: String, count: Int)
-    /// The durable store failed (the notifications concerned were answered with status 10).
+    /// The durable store failed: 410 tuples that could not be stored (their notifications were
+    /// answered with status 10), or the resend memory that could not be (the reason says which;
+    /// reported once per outage).
     case storeFailed(reason: String)
     /// The upstream cannot be had (unreachable past the retry budget, or refusing the bridge's
     /// credentials): until it answers again, new senders are refused before the TLS handshake (so

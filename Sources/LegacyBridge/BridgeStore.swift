@@ -5,6 +5,10 @@ internal import APNsRuntime
 /// are committed in batches (one transaction, one sync to disk for many), and only then are their
 /// notifications let go; the feedback service's reads and deletions queue behind them.
 ///
+/// The resend memory's changes (``BridgeResendMemory/Change``) are committed here too, in the
+/// order they were queued, many in one transaction; a session about to answer a sender waits for
+/// those its answer relies on (``waitForWindow(_:)``).
+///
 /// Tuples written to a reader whose deletion does not commit (a full disk) are remembered as
 /// served (up to ``maximumRemembered``): no later read returns them, and their deletion is tried
 /// again, at most once a second and when the bridge stops, until it commits.
@@ -30,6 +34,12 @@ final class BridgeStore: @unchecked Sendable {
         case failed(LegacyAPNsError)
     }
 
+    /// Identifies queued window changes: they are committed once ``committedWindow`` reaches it.
+    typealias WindowTicket = UInt64
+
+    /// How long a session waits for its window to commit before answering anyway (logged).
+    static let windowWait = 5.0
+
     /// Tuples remembered as served at most (about 100 bytes each).
     static let maximumRemembered = 200_000
 
@@ -49,6 +59,14 @@ final class BridgeStore: @unchecked Sendable {
 
     private let lock = ConditionLock()
     private var additions: [Addition] = []
+    private var windowChanges: [BridgeResendMemory.Change] = []
+    /// The ticket of the last window change queued, and of the last one committed (or failed).
+    private var queuedWindow: WindowTicket = 0
+    private var committedWindow: WindowTicket = 0
+    /// Why the last window commit failed (reported once per outage), nil while they succeed.
+    private var windowFailure: LegacyAPNsError?
+    /// When expired window entries were last deleted (monotonic seconds; store thread only).
+    private var lastWindowSweep = 0.0
     private var requests: [Request] = []
     private var stopping = false
     private var finished = false
@@ -56,9 +74,20 @@ final class BridgeStore: @unchecked Sendable {
     /// Called on the store thread after each batch: stored (nil) or the reason it was not.
     private let stored: @Sendable ([Addition], LegacyAPNsError?) -> Void
 
-    init(store: FeedbackStore, stored: @escaping @Sendable ([Addition], LegacyAPNsError?) -> Void) {
+    /// Called on the store thread when window changes could not be committed (once per outage).
+    private let windowFailed: @Sendable (LegacyAPNsError) -> Void
+    /// How long the store keeps window entries (the resend memory's lifetime).
+    private let windowLifetime: Duration
+
+    init(
+        store: FeedbackStore, windowLifetime: Duration,
+        stored: @escaping @Sendable ([Addition], LegacyAPNsError?) -> Void,
+        windowFailed: @escaping @Sendable (LegacyAPNsError) -> Void
+    ) {
         self.store = store
         self.stored = stored
+        self.windowFailed = windowFailed
+        self.windowLifetime = windowLifetime
         OSThread.start(name: "apns-bridge-store") { self.run() }
     }
 
@@ -67,6 +96,31 @@ final class BridgeStore: @unchecked Sendable {
         lock.withLock {
             additions.append(addition)
             lock.broadcast()
+        }
+    }
+
+    /// Queues changes of the resend memory (from any thread, under the memory's lock: they are
+    /// committed in the order queued). Returns the ticket to wait for.
+    func window(_ changes: [BridgeResendMemory.Change]) -> WindowTicket {
+        lock.withLock {
+            windowChanges.append(contentsOf: changes)
+            queuedWindow += 1
+            lock.broadcast()
+            return queuedWindow
+        }
+    }
+
+    /// Waits (blocking the calling thread, up to ``windowWait``) until the window changes of
+    /// `ticket` are committed, or their commit failed (the failure is reported by the store
+    /// thread; the in-process memory still holds them, so only a crash would cost duplicates).
+    func waitForWindow(_ ticket: WindowTicket) {
+        let deadline = Monotonic.now() + Self.windowWait
+        lock.withLock {
+            while committedWindow < ticket, !finished {
+                let left = deadline - Monotonic.now()
+                guard left > 0 else { return }
+                _ = lock.wait(timeout: left)
+            }
         }
     }
 
@@ -116,16 +170,21 @@ final class BridgeStore: @unchecked Sendable {
 
     private func run() {
         while true {
-            let (batch, pending, done): ([Addition], [Request], Bool) = lock.withLock {
-                while additions.isEmpty, requests.isEmpty, !stopping, !deletionRetryIsDue {
-                    _ = lock.wait(timeout: 1)
+            let (batch, pending, window, ticket, done):
+                ([Addition], [Request], [BridgeResendMemory.Change], WindowTicket, Bool) = lock.withLock {
+                    while additions.isEmpty, requests.isEmpty, windowChanges.isEmpty, !stopping, !deletionRetryIsDue {
+                        _ = lock.wait(timeout: 1)
+                    }
+                    let batch = additions
+                    let pending = requests
+                    let window = windowChanges
+                    additions.removeAll(keepingCapacity: true)
+                    requests.removeAll(keepingCapacity: true)
+                    windowChanges.removeAll(keepingCapacity: true)
+                    let done = stopping && batch.isEmpty && pending.isEmpty && window.isEmpty
+                    return (batch, pending, window, queuedWindow, done)
                 }
-                let batch = additions
-                let pending = requests
-                additions.removeAll(keepingCapacity: true)
-                requests.removeAll(keepingCapacity: true)
-                return (batch, pending, stopping && batch.isEmpty && pending.isEmpty)
-            }
+            if !window.isEmpty { commitWindow(window, ticket: ticket) }
             if done {
                 retryRemembered()  // a last try: what is still remembered is served again after a restart
                 break
@@ -165,6 +224,29 @@ final class BridgeStore: @unchecked Sendable {
 }
 
 extension BridgeStore {
+    // MARK: - The resend window (store thread only)
+
+    /// Commits window changes (and, once a minute, deletes the entries past their lifetime), then
+    /// lets the sessions waiting for `ticket` go on.
+    private func commitWindow(_ changes: [BridgeResendMemory.Change], ticket: WindowTicket) {
+        let now = Monotonic.now()
+        let sweep = now - lastWindowSweep >= 60
+        var failure: LegacyAPNsError?
+        do {
+            try store.apply(changes, expiring: sweep ? windowLifetime : nil)
+            if sweep { lastWindowSweep = now }
+        } catch {
+            failure = (error as? LegacyAPNsError) ?? LegacyAPNsError(.fileError, "\(error)")
+        }
+        let report: LegacyAPNsError? = lock.withLock {
+            committedWindow = Swift.max(committedWindow, ticket)
+            lock.broadcast()
+            defer { windowFailure = failure }
+            return windowFailure == nil ? failure : nil
+        }
+        if let report { windowFailed(report) }
+    }
+
     // MARK: - Served but not deleted (store thread only)
 
     private var deletionRetryIsDue: Bool {
