@@ -29,8 +29,10 @@ public enum BridgeEvent: Hashable, Sendable {
     /// A resent notification was answered from memory: its earlier copy was already delivered,
     /// so it was not delivered again.
     case acknowledgedResend(connection: UInt64, identifier: UInt32)
-    /// A notification whose earlier copy may have been delivered (its answer was lost upstream)
-    /// goes upstream again: a possible duplicate.
+    /// A notification whose earlier copy may have been delivered goes upstream again: a possible
+    /// duplicate. The earlier copy's answer was lost upstream (a reset, then 503), or it was in
+    /// flight when a bridge on this store stopped without answering (a crash: its resend memory,
+    /// restored from the store, has it orphaned).
     case possibleDuplicate(connection: UInt64, identifier: UInt32, token: DeviceToken)
     /// A notification accepted from a sender was not delivered and the sender was never told (it
     /// disconnected first): the bridge reports it here, the only place it is reported.

@@ -147,17 +147,12 @@ public final class FeedbackStore {
                 try execute("PRAGMA synchronous=FULL")
                 synced = true
             }
-            try execute("BEGIN IMMEDIATE")
-            do {
+            try transaction {
                 for (topic, record) in tuples {
                     try bind(insert, topic: topic, token: record.token)
                     sqlite3_bind_int64(insert, 3, Int64(record.timestamp))
                     try step(insert)
                 }
-                try execute("COMMIT")
-            } catch {
-                _ = sqlite3_exec(database, "ROLLBACK", nil, nil, nil)
-                throw error
             }
         } catch let problem as StoreProblem {
             throw LegacyAPNsError(
@@ -199,17 +194,12 @@ public final class FeedbackStore {
         guard !records.isEmpty else { return }
         do {
             if let refusesDeletes, refusesDeletes() { throw StoreProblem(message: "database or disk is full") }
-            try execute("BEGIN IMMEDIATE")
-            do {
+            try transaction {
                 for record in records {
                     try bind(delete, topic: topic, token: record.token)
                     sqlite3_bind_int64(delete, 3, Int64(record.timestamp))
                     try step(delete)
                 }
-                try execute("COMMIT")
-            } catch {
-                _ = sqlite3_exec(database, "ROLLBACK", nil, nil, nil)
-                throw error
             }
         } catch let problem as StoreProblem {
             throw LegacyAPNsError(.fileError, "cannot update the feedback store \(path): \(problem.message)")
@@ -236,8 +226,7 @@ public final class FeedbackStore {
                 try execute("PRAGMA synchronous=NORMAL")
                 synced = false
             }
-            try execute("BEGIN IMMEDIATE")
-            do {
+            try transaction {
                 for change in changes {
                     switch change {
                     case .stored(let key, let verdict):
@@ -269,10 +258,6 @@ public final class FeedbackStore {
                     sqlite3_bind_int64(windowExpire, 1, now - expiring.components.seconds)
                     try step(windowExpire)
                 }
-                try execute("COMMIT")
-            } catch {
-                _ = sqlite3_exec(database, "ROLLBACK", nil, nil, nil)
-                throw error
             }
         } catch let problem as StoreProblem {
             throw LegacyAPNsError(
@@ -378,6 +363,18 @@ public final class FeedbackStore {
         windowSelect = nil
         if let database { sqlite3_close_v2(database) }
         database = nil
+    }
+
+    /// Runs `body` in one immediate transaction: committed, or rolled back when it throws.
+    private func transaction(_ body: () throws -> Void) throws {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            try body()
+            try execute("COMMIT")
+        } catch {
+            _ = sqlite3_exec(database, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
     }
 
     private func execute(_ sql: String) throws {

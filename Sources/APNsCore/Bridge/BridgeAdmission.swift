@@ -82,10 +82,15 @@ public struct BridgeSenderState: Sendable {
     /// appending one ``Admission`` per frame to `admissions`, in order.
     ///
     /// - Parameters:
+    ///   - frames: the complete frames of the read, in the order the sender wrote them.
+    ///   - malformed: the frame that ended the read, if one did (a frame no bytes can make valid,
+    ///     or the sender's confirmation barrier): the input ends there (``noteMalformed(_:)``).
     ///   - recall: asks the resend memory about a frame (its key, and the sequence it was given);
     ///     a shell whose memory holds nothing answers ``BridgeResendMemory/Recall/unknown``.
     ///   - translate: makes a frame's request where the shell did not (a held resend, or a frame
     ///     the shell skipped because the memory seemed to know it).
+    ///   - admissions: where one ``Admission`` per frame is appended (the caller keeps its storage
+    ///     from read to read).
     public mutating func admit(
         _ frames: [Frame], malformed: FrameDecodingError?,
         recall: (BridgeResendKey, UInt64) -> BridgeResendMemory.Recall,
