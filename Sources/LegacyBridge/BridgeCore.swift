@@ -29,7 +29,7 @@ final class BridgeCore: Sendable {
     /// How the client's and the store's callbacks reach this core (see ``detach()``).
     private let router: EventRouter
 
-    init(configuration: Bridge.Configuration, store: FeedbackStore) throws {
+    init(configuration: Bridge.Configuration, store: any BridgeStorage) throws {
         self.configuration = configuration
         var pins = Set<[UInt8]>()
         for fingerprint in configuration.pinnedFingerprints { pins.insert(fingerprint) }

@@ -1,7 +1,8 @@
 import APNsCore
 internal import APNsRuntime
 
-/// The bridge's one thread that owns the ``FeedbackStore``: 410 tuples from the upstream threads
+/// The bridge's one thread that owns the store (a ``BridgeStorage``: ``FeedbackStore`` or
+/// ``PostgresStore``): 410 tuples from the upstream threads
 /// are committed in batches (one transaction, one sync to disk for many), and only then are their
 /// notifications let go; the feedback service's reads and deletions queue behind them.
 ///
@@ -47,6 +48,8 @@ final class BridgeStore: @unchecked Sendable {
         case read(topic: String, limit: Int, reply: Reply<Result<[FeedbackRecord], LegacyAPNsError>>)
         case forget([FeedbackRecord], topic: String, reply: Reply<ForgetOutcome>)
         case count(reply: Reply<Int>)
+        case giveBack([FeedbackRecord], topic: String)
+        case lookUp([BridgeResendKey], reply: Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>)
     }
 
     /// Served tuples whose deletion has not committed, by topic and token: the time served.
@@ -67,10 +70,12 @@ final class BridgeStore: @unchecked Sendable {
     private var windowFailure: LegacyAPNsError?
     /// When expired window entries were last deleted (monotonic seconds; store thread only).
     private var lastWindowSweep = 0.0
+    /// When the store was last told this bridge is alive (monotonic seconds; store thread only).
+    private var lastHeartbeat = 0.0
     private var requests: [Request] = []
     private var stopping = false
     private var finished = false
-    private let store: FeedbackStore
+    private let store: any BridgeStorage
     /// Called on the store thread after each batch: stored (nil) or the reason it was not.
     private let stored: @Sendable ([Addition], LegacyAPNsError?) -> Void
 
@@ -80,7 +85,7 @@ final class BridgeStore: @unchecked Sendable {
     private let windowLifetime: Duration
 
     init(
-        store: FeedbackStore, windowLifetime: Duration,
+        store: any BridgeStorage, windowLifetime: Duration,
         stored: @escaping @Sendable ([Addition], LegacyAPNsError?) -> Void,
         windowFailed: @escaping @Sendable (LegacyAPNsError) -> Void
     ) {
@@ -88,6 +93,7 @@ final class BridgeStore: @unchecked Sendable {
         self.stored = stored
         self.windowFailed = windowFailed
         self.windowLifetime = windowLifetime
+        self.isShared = store is PostgresStore
         OSThread.start(name: "apns-bridge-store") { self.run() }
     }
 
@@ -143,6 +149,26 @@ final class BridgeStore: @unchecked Sendable {
         return reply.wait()
     }
 
+    /// Returns tuples a reader was handed but could not be written (queued; nothing to wait for).
+    func giveBack(_ records: [FeedbackRecord], topic: String) {
+        guard !records.isEmpty else { return }
+        _ = enqueue(.giveBack(records, topic: topic))
+    }
+
+    /// What a shared store knows of `keys` (blocks the calling thread): nil for a store only this
+    /// bridge uses.
+    func lookUp(_ keys: [BridgeResendKey]) -> Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError> {
+        guard isShared else { return .success(nil) }
+        let reply = Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>()
+        guard enqueue(.lookUp(keys, reply: reply)) else {
+            return .failure(LegacyAPNsError(.cancelled, "the bridge is stopping"))
+        }
+        return reply.wait()
+    }
+
+    /// Whether other bridges use the store too (its window must be asked about unknown frames).
+    let isShared: Bool
+
     /// Tuples held (blocks the calling thread).
     func count() -> Int {
         let reply = Reply<Int>()
@@ -172,7 +198,9 @@ final class BridgeStore: @unchecked Sendable {
         while true {
             let (batch, pending, window, ticket, done):
                 ([Addition], [Request], [BridgeResendMemory.Change], WindowTicket, Bool) = lock.withLock {
-                    while additions.isEmpty, requests.isEmpty, windowChanges.isEmpty, !stopping, !deletionRetryIsDue {
+                    while additions.isEmpty, requests.isEmpty, windowChanges.isEmpty, !stopping, !deletionRetryIsDue,
+                        !heartbeatIsDue
+                    {
                         _ = lock.wait(timeout: 1)
                     }
                     let batch = additions
@@ -190,6 +218,10 @@ final class BridgeStore: @unchecked Sendable {
                 break
             }
             if deletionRetryIsDue { retryRemembered() }
+            if heartbeatIsDue {
+                lastHeartbeat = Monotonic.now()
+                try? store.heartbeat()  // a bridge silent for long has its pending entries orphaned
+            }
             if !batch.isEmpty {
                 do {
                     try store.add(batch.map { ($0.topic, $0.record) })
@@ -210,6 +242,14 @@ final class BridgeStore: @unchecked Sendable {
                     reply.put(forgetOrRemember(records, topic: topic))
                 case .count(let reply):
                     reply.put((try? store.count()) ?? 0)
+                case .giveBack(let records, let topic):
+                    try? store.giveBack(records, topic: topic)  // else the claim lapses by itself
+                case .lookUp(let keys, let reply):
+                    do {
+                        reply.put(.success(try store.lookUp(keys, lifetime: windowLifetime)))
+                    } catch {
+                        reply.put(.failure((error as? LegacyAPNsError) ?? LegacyAPNsError(.fileError, "\(error)")))
+                    }
                 }
             }
         }
@@ -248,6 +288,8 @@ extension BridgeStore {
     }
 
     // MARK: - Served but not deleted (store thread only)
+
+    private var heartbeatIsDue: Bool { isShared && Monotonic.now() - lastHeartbeat >= 1 }
 
     private var deletionRetryIsDue: Bool {
         rememberedCount > 0 && Monotonic.now() - lastDeletionAttempt >= 1

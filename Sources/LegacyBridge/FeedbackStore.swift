@@ -23,9 +23,11 @@ internal import CSQLite
 /// at open, a newer one (written by a later release) is refused.
 ///
 /// Not `Sendable`: one thread uses it (the bridge's store thread).
-public final class FeedbackStore {
+public final class FeedbackStore: BridgeStorage {
     /// The file.
     public let path: String
+    /// The file (``BridgeStorage``).
+    public var location: String { path }
     private var database: OpaquePointer?
     private var insert: OpaquePointer?
     private var select: OpaquePointer?
@@ -348,7 +350,7 @@ public final class FeedbackStore {
 
     /// Closes the database (checkpointing its write-ahead log, so no `-wal` file is left); nothing
     /// can be read or stored afterwards. Called again, or by `deinit`, it does nothing.
-    package func close() {
+    public func close() {
         for statement in [insert, select, delete, countAll, windowUpsert, windowDelete, windowExpire, windowSelect]
         where statement != nil {
             sqlite3_finalize(statement)

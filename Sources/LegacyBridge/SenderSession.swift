@@ -388,14 +388,23 @@ final class SenderSession: @unchecked Sendable {
             for frame in frames { remembered.append(memory.contains(frame.key)) }
             return true
         }
-        for index in frames.indices where !(memoryInUse && remembered[index]) {
+        // A fleet's shared store knows what the other bridges remembered: the frames this memory
+        // does not know are looked up there (one round trip per read). When it cannot be asked,
+        // they are not sent: a resend another bridge already delivered would go out twice.
+        let storeUnreachable = core.store.isShared ? learnFromSharedStore(frames, known: memoryInUse) : nil
+        let memoryNowInUse = memoryInUse || core.memory.withLock { $0.count > 0 }
+        if memoryNowInUse, !memoryInUse {
+            remembered.removeAll(keepingCapacity: true)
+            core.memory.withLock { memory in for frame in frames { remembered.append(memory.contains(frame.key)) } }
+        }
+        for index in frames.indices where !(memoryNowInUse && remembered[index]) {
             frames[index].request = translate(frames[index])
         }
         // Admitted in order, resends looked up in the memory under the session's lock, so that a
         // resolution for them cannot arrive before they are held.
         admissions.removeAll(keepingCapacity: true)
         state.withLock { state in
-            if memoryInUse {
+            if memoryNowInUse {
                 _ = core.withMemory { memory in
                     let now = Duration.seconds(Monotonic.now())
                     state.sender.admit(
@@ -430,6 +439,10 @@ final class SenderSession: @unchecked Sendable {
                 core.emit(.acknowledgedResend(connection: connection, identifier: notification.identifier ?? 0))
             case .held:
                 continue  // its earlier copy's verdict will settle it (or send it)
+            case .forwarded(let sequence, _, _) where storeUnreachable != nil:
+                settle(
+                    tag: tag(sequence),
+                    verdict: .unavailable(reason: "the shared store cannot be asked: \(storeUnreachable!.reason)"))
             case .forwarded(let sequence, let request, let possibleDuplicate):
                 if possibleDuplicate {
                     // Its earlier copy was upstream when a bridge on this store stopped.
@@ -452,6 +465,52 @@ final class SenderSession: @unchecked Sendable {
         }
         forwardAll(forwarding)
         return (nil, filledRoom)
+    }
+
+    /// How long a resend waits for the verdict of its earlier copy, still upstream at another
+    /// bridge of the fleet, before it is sent as a possible duplicate.
+    static let sharedPendingWait = PostgresStore.ownerTimeout.inSeconds
+
+    /// Asks the shared store about the frames this bridge's memory does not know, and puts what
+    /// it knows into the memory (a verdict, or orphaned). A frame whose earlier copy is still
+    /// upstream at a bridge that is alive waits for that verdict (asked again every 20 ms, up to
+    /// ``sharedPendingWait``, then taken for orphaned). Returns why the store could not be asked,
+    /// if it could not.
+    private func learnFromSharedStore(_ frames: [BridgeSenderState.Frame], known: Bool) -> LegacyAPNsError? {
+        var keys: [BridgeResendKey] = []
+        for (index, frame) in frames.enumerated() where !(known && remembered[index]) { keys.append(frame.key) }
+        let deadline = Monotonic.now() + Self.sharedPendingWait
+        var learned: [BridgeResendMemory.Record] = []
+        while !keys.isEmpty {
+            let found: [BridgeResendKey: SharedWindowEntry]
+            switch core.store.lookUp(keys) {
+            case .failure(let error):
+                core.emit(.storeFailed(reason: "the shared resend memory cannot be asked: \(error.reason)"))
+                return error
+            case .success(let answer):
+                found = answer ?? [:]
+            }
+            var waiting: [BridgeResendKey] = []
+            for (key, entry) in found {
+                switch entry {
+                case .settled(let verdict): learned.append(.init(key: key, verdict: verdict, age: .zero))
+                case .orphaned: learned.append(.init(key: key, verdict: nil, age: .zero))
+                case .pending: waiting.append(key)
+                }
+            }
+            keys = waiting
+            guard !keys.isEmpty else { break }
+            if Monotonic.now() >= deadline || core.isStopping {
+                // Its bridge says it is alive but gives no verdict: sent, as a possible duplicate.
+                learned += keys.map { .init(key: $0, verdict: nil, age: .zero) }
+                break
+            }
+            Monotonic.sleep(0.02)
+        }
+        if !learned.isEmpty {
+            core.memory.withLock { $0.restore(learned, now: .seconds(Monotonic.now())) }
+        }
+        return nil
     }
 
     /// The resend key: identifier and a digest of the sender's certificate and the content.

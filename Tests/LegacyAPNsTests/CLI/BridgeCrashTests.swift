@@ -17,11 +17,6 @@ import Testing
     static let ca = Fixtures.certs("ca.pem")
     static let p8 = Fixtures.certs("AuthKey_ABC123DEFG.p8")
 
-    /// A free loopback port (bound and released: the bridge takes it next, twice).
-    static func freePort() throws -> UInt16 {
-        try Listener(host: "127.0.0.1", port: 0).endpoint.port  // closed as it goes away
-    }
-
     static func bridge(port: UInt16, upstream: Endpoint, store: String) throws -> ChildProcess {
         let bridge = try ChildProcess([
             "bridge", "--port", "\(port)", "--feedback-port", "0", "--upstream", "127.0.0.1:\(upstream.port)",
@@ -58,7 +53,7 @@ import Testing
                 configuration.faults.failingTokens[TestGateway.notification(index).token] = .badDeviceToken
             }
         }) { upstream in
-            let port = try Self.freePort()
+            let port = try freeLoopbackPort()  // the bridge takes it, every incarnation
             var bridge = try Self.bridge(port: port, upstream: upstream.endpoint, store: store)
             var logs: [String] = []
 
