@@ -35,7 +35,7 @@ public final class PostgresStore: BridgeStorage {
     /// The schema this release writes.
     public static let schemaVersion = 1
     /// A bridge that has not said it is alive for this long is taken for dead.
-    public static let ownerTimeout: Duration = .seconds(10)
+    public static let ownerTimeout: Duration = .seconds(3)
     /// How long a feedback reader's claim on tuples lasts.
     static let claimSeconds = 60
 
