@@ -53,8 +53,14 @@ public enum SharedWindowEntry: Hashable, Sendable {
 }
 
 extension BridgeStorage {
+    /// Nothing to give back: a store one bridge uses hands out tuples without claiming them.
     public func giveBack(_ records: [FeedbackRecord], topic: String) throws {}
-    public func lookUp(_ keys: [BridgeResendKey], lifetime: Duration) throws -> [BridgeResendKey: SharedWindowEntry]?
-    { nil }
+
+    /// Nil: a store one bridge uses has nothing its memory does not know.
+    public func lookUp(_ keys: [BridgeResendKey], lifetime: Duration) throws -> [BridgeResendKey: SharedWindowEntry]? {
+        nil
+    }
+
+    /// Nothing to say: no other bridge asks.
     public func heartbeat() throws {}
 }

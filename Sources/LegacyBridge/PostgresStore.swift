@@ -85,6 +85,7 @@ public final class PostgresStore: BridgeStorage {
 
     // MARK: - BridgeStorage
 
+    /// Stores tuples (the latest time wins; a later time clears a reader's claim).
     public func add(_ tuples: [(topic: String, record: FeedbackRecord)]) throws {
         guard !tuples.isEmpty else { return }
         // The latest time wins; a later 410 for a claimed tuple is news: its claim lapses.
@@ -112,6 +113,7 @@ public final class PostgresStore: BridgeStorage {
             what: "store \(tuples.count) feedback tuple(s)")
     }
 
+    /// Claims up to `limit` unclaimed tuples of `topic` for one reader, oldest first.
     public func tuples(topic: String, limit: Int) throws -> [FeedbackRecord] {
         let rows = try query(
             """
@@ -130,6 +132,7 @@ public final class PostgresStore: BridgeStorage {
         return records.sorted { $0.timestamp < $1.timestamp }
     }
 
+    /// Deletes tuples written to a reader completely (one updated since, with a later time, stays).
     public func forget(_ records: [FeedbackRecord], topic: String) throws {
         guard !records.isEmpty else { return }
         try execute(
@@ -141,6 +144,7 @@ public final class PostgresStore: BridgeStorage {
             what: "update the feedback tuples")
     }
 
+    /// Releases the claim on tuples a reader was handed but could not be written.
     public func giveBack(_ records: [FeedbackRecord], topic: String) throws {
         guard !records.isEmpty else { return }
         try execute(
@@ -150,11 +154,13 @@ public final class PostgresStore: BridgeStorage {
             """, [topic, Self.array(records.map { $0.token.hexString })], what: "give feedback tuples back")
     }
 
+    /// Tuples held, all topics.
     public func count() throws -> Int {
         let rows = try query("SELECT count(*) FROM legacy_push.feedback", [], what: "count the feedback tuples")
         return rows.first.flatMap { Int($0[0]) } ?? 0
     }
 
+    /// Commits resend-memory changes in one transaction, in order, each row owned by this bridge.
     public func apply(_ changes: [BridgeResendMemory.Change], expiring: Duration?) throws {
         // Runs of one kind, in order (a key stored then forgotten in one batch ends forgotten);
         // within a run of stores the last change of a key wins.
@@ -224,6 +230,8 @@ public final class PostgresStore: BridgeStorage {
     /// its memory does not know (``lookUp(_:lifetime:)``), which covers its own earlier entries.
     public func resendWindow(lifetime: Duration, capacity: Int) throws -> [BridgeResendMemory.Record] { [] }
 
+    /// What the shared memory holds of `keys`, younger than `lifetime`: verdicts, pending entries of
+    /// live owners, orphaned ones of silent owners.
     public func lookUp(_ keys: [BridgeResendKey], lifetime: Duration) throws -> [BridgeResendKey: SharedWindowEntry]? {
         guard !keys.isEmpty else { return [:] }
         let rows = try query(
@@ -254,6 +262,7 @@ public final class PostgresStore: BridgeStorage {
         return found
     }
 
+    /// Says this bridge is alive.
     public func heartbeat() throws {
         try execute(
             """
@@ -262,6 +271,7 @@ public final class PostgresStore: BridgeStorage {
             """, [instance], what: "say the bridge is alive")
     }
 
+    /// Closes the connection.
     public func close() {
         if let connection { PQfinish(connection) }
         connection = nil
