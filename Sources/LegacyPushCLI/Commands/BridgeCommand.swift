@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import APNsMetrics
 import LegacyBridge
 
 #if canImport(Glibc)
@@ -123,7 +124,8 @@ enum BridgeCommand {
                 SendCommand.HTTP2Options.teamID.spec, Options.upstreamCertificate.spec, Options.upstreamKey.spec,
                 Options.topic.spec, Options.store.spec, Options.window.spec, Options.strictOrder.spec,
                 Options.upstreamConnections.spec, Options.maximumConnections.spec, Options.idleTimeout.spec,
-                Options.drainTimeout.spec, Options.tlsMaximum.spec, Options.json.spec, CommonOptions.quiet.spec,
+                Options.drainTimeout.spec, Options.tlsMaximum.spec, ProxyOptions.url.spec, MetricsOptions.address.spec,
+                Options.json.spec, CommonOptions.quiet.spec,
             ] + CredentialOptions.passphraseOnly,
             run: { arguments, console in try await run(arguments, console: console) },
             examples: [
@@ -163,6 +165,8 @@ enum BridgeCommand {
         let fingerprints = try arguments.values(Options.clientFingerprint)
         let json = arguments.isSet(Options.json)
         let quiet = arguments.isSet(CommonOptions.quiet)
+        let proxy = try ProxyOptions.resolve(arguments, for: upstreamEndpoint.host)
+        let metered = try MetricsOptions.metrics(arguments)
 
         let credentials = try upstreamCredentials(arguments, console: console)
         let (identity, senderCAs) = try senderSide(arguments, console: console, pinned: !fingerprints.isEmpty)
@@ -176,6 +180,7 @@ enum BridgeCommand {
             }
         }
         upstream.connections = try arguments.required(Options.upstreamConnections)
+        upstream.proxy = proxy
         upstream.topic = nil  // each sender's topic, unless --topic
 
         var configuration = Bridge.Configuration(
@@ -193,13 +198,21 @@ enum BridgeCommand {
         configuration.maximumTLSVersion = try arguments.required(Options.tlsMaximum)
         let log = BridgeLog(console: console, json: json, quiet: quiet)
         configuration.events = { log.record($0) }
+        if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
 
         let bridge = try Bridge(configuration: configuration)
+        let metricsServer = metered.map { metrics, endpoint in
+            metrics.observe(bridge)
+            return MetricsOptions.server(metrics, at: endpoint) { bridge.readiness() }
+        }
         try await InterruptWatch.serve(
-            start: { try await bridge.start() },
-            announce: { endpoints in
-                log.line("listening on \(endpoints.gateway) (binary, bridging to \(upstreamEndpoint))")
+            start: { try await MetricsOptions.start(metricsServer) { try await bridge.start() } },
+            announce: { started in
+                let (endpoints, metricsEndpoint) = started
+                let through = proxy.map { " through \($0)" } ?? ""
+                log.line("listening on \(endpoints.gateway) (binary, bridging to \(upstreamEndpoint)\(through))")
                 if let feedback = endpoints.feedback { log.line("feedback on \(feedback)") }
+                if let metricsEndpoint { log.line(MetricsOptions.announcement(metricsEndpoint)) }
                 console.flush()
             },
             stop: {
@@ -210,6 +223,7 @@ enum BridgeCommand {
                             + "senders' last verdicts (signal again to stop at once)")
                 }
                 await bridge.stop()
+                await metricsServer?.stop()
             })
         let statistics = bridge.statistics
         if json {
