@@ -29,7 +29,8 @@ nghttp2-client	tests	nghttp and h2load, independent HTTP/2 clients the tests run
 nghttp2-server	tests	nghttpd, an independent HTTP/2 server the tests run our client against
 curl	tests	curl --http2, another independent client of serve --http2
 git	tests	the README test checks with git status that the README's commands leave the checkout clean
-python3	tests	runs the Python judges (PyJWT, aioapns, h2, pushjack)
+tinyproxy	tests	a real HTTP proxy (CONNECT, BasicAuth) that send --http2 and the bridge tunnel through in the tests
+python3	tests	runs the Python judges (PyJWT, aioapns, h2, pushjack, prometheus-client)
 python3-venv	tests	python3 -m venv, for the judges' venv in .build/test-tools"
 
 usage() {
