@@ -166,6 +166,7 @@ enum ServeCommand {
             feedback = try FeedbackFile.records(path)
         }
         let recordPath = try arguments.value(Options.record)
+        let metered = try MetricsOptions.metrics(arguments)
         let (identity, trust) = try credentials(arguments, console: console)
         var configuration = GatewaySimulator.Configuration(identity: identity, clientTrust: trust)
         configuration.host = host
@@ -191,7 +192,6 @@ enum ServeCommand {
             }
         }
 
-        let metered = try MetricsOptions.metrics(arguments)
         if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
 
         FileDescriptor.raiseLimit(to: maximumConnections + 256)

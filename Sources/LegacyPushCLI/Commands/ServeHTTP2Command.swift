@@ -306,6 +306,7 @@ enum ServeHTTP2Command {
             }
             authKeys.append(.init(keyID: argument.keyID, teamID: argument.teamID, publicKey: publicKey))
         }
+        let metered = try MetricsOptions.metrics(arguments)
         let (identity, trust) = try credentials(arguments, console: console)
         var configuration = ProviderSimulator.Configuration(identity: identity, clientTrust: trust)
         configuration.host = host
@@ -333,7 +334,6 @@ enum ServeHTTP2Command {
             console.diagnostic("no --auth-key given: token-auth requests will get 403 InvalidProviderToken")
         }
 
-        let metered = try MetricsOptions.metrics(arguments)
         if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
 
         let simulator = try ProviderSimulator(configuration: configuration)

@@ -149,6 +149,29 @@ final class Tinyproxy {
         }
     }
 
+    /// `bridge --proxy`: the listening line names the proxy; senders' notifications go through it.
+    @Test func theBridgeCommandTakesAProxy() async throws {
+        let scratch = try ScratchDirectory()
+        let (server, upstreamPort) = try BridgeCommandTests.upstream([])
+        defer { _ = server.interruptAndWait() }
+        let proxy = try Tinyproxy(allowedPort: UInt16(upstreamPort)!, credentials: ("user", "s3cret"))
+        let bridge = try ChildProcess([
+            "bridge", "--port", "0", "--no-feedback", "--upstream", "127.0.0.1:\(upstreamPort)", "--upstream-ca-file",
+            BridgeCommandTests.ca, "--auth-key", BridgeCommandTests.p8, "--team-id", "DEF123GHIJ", "--store",
+            scratch.file("bridge.sqlite"), "--proxy", "http://user:s3cret@\(proxy.endpoint)",
+        ])
+        let listening = try #require(bridge.waitForLine { $0.hasPrefix("listening on ") }, "\(bridge.stderr)")
+        #expect(listening.hasSuffix("bridging to 127.0.0.1:\(upstreamPort) through http://\(proxy.endpoint))"))
+        let port = String(listening.dropFirst("listening on 127.0.0.1:".count).prefix { $0.isNumber })
+        let sent = await BridgeCommandTests.sender([
+            "send", "--gateway", "127.0.0.1:\(port)", "--token", String(repeating: "ab", count: 32), "--alert", "hi",
+        ])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(proxy.tunnelled(to: UInt16(upstreamPort)!))
+        #expect(bridge.interruptAndWait() == 0)
+        #expect(!bridge.stderr.contains("s3cret"))
+    }
+
     @Test(arguments: [
         ("http://proxy.internal:3128", "proxy.internal", 3128, nil, nil),
         ("http://a%40b:p%3Ass@10.0.0.1:8080/", "10.0.0.1", 8080, "a@b", "p:ss"),
