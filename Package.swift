@@ -135,7 +135,8 @@ let package = Package(
             name: "LegacyAPNsTests",
             dependencies: [
                 "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "LegacyAPNs", "FeedbackClient",
-                "GatewaySimulator", "HTTP2Client", "LegacyBridge", "LegacyPushCLI", "legacy-push", "Notify", "FuzzHarness",
+                "GatewaySimulator", "HTTP2Client", "LegacyBridge", "LegacyPushCLI", "legacy-push", "Notify",
+                "FuzzHarness",
                 "TestSupport",
             ]
         ),

@@ -326,11 +326,12 @@ final class BridgeProcess {
     init(upstreamPort: UInt16, store: String, log: String, metrics: Bool = false) throws {
         self.log = log
         process.executableURL = URL(fileURLWithPath: Package.cli)
-        process.arguments = [
-            "bridge", "--port", "0", "--no-feedback", "--upstream", "127.0.0.1:\(upstreamPort)",
-            "--upstream-ca-file", Package.certs("ca.pem"), "--auth-key", Package.certs("AuthKey_ABC123DEFG.p8"),
-            "--team-id", "DEF123GHIJ", "--store", store, "--quiet",
-        ] + (metrics ? ["--metrics", "127.0.0.1:0"] : [])
+        process.arguments =
+            [
+                "bridge", "--port", "0", "--no-feedback", "--upstream", "127.0.0.1:\(upstreamPort)",
+                "--upstream-ca-file", Package.certs("ca.pem"), "--auth-key", Package.certs("AuthKey_ABC123DEFG.p8"),
+                "--team-id", "DEF123GHIJ", "--store", store, "--quiet",
+            ] + (metrics ? ["--metrics", "127.0.0.1:0"] : [])
         process.environment = ProcessInfo.processInfo.environment.merging(["LEGACY_PUSH_FIXTURES": Package.certs("")]) {
             $1
         }

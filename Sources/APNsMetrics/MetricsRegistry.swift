@@ -161,6 +161,7 @@ public final class Counter: MetricSeries {
     /// The current value.
     public var value: Int { count.load(ordering: .relaxed) }
 
+    /// Appends this series' sample lines.
     public func render(name: String, labelNames: [String], labelValues: [String], into text: inout String) {
         text += "\(name)\(MetricsRegistry.labelText(labelNames, labelValues)) \(value)\n"
     }
@@ -181,6 +182,7 @@ public final class Gauge: MetricSeries {
     /// The current value.
     public var value: Int { current.load(ordering: .relaxed) }
 
+    /// Appends this series' sample lines.
     public func render(name: String, labelNames: [String], labelValues: [String], into text: inout String) {
         text += "\(name)\(MetricsRegistry.labelText(labelNames, labelValues)) \(value)\n"
     }
@@ -217,6 +219,7 @@ public final class Histogram: MetricSeries {
     /// Observations so far.
     public var observations: Int { count.load(ordering: .relaxed) }
 
+    /// Appends this series' sample lines.
     public func render(name: String, labelNames: [String], labelValues: [String], into text: inout String) {
         // The count first, then the buckets: a bucket total read after it can only be larger, so
         // the rendered histogram never has a bucket above its +Inf (which is written as the count).

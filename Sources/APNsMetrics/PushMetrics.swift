@@ -144,26 +144,34 @@ public final class PushMetrics: PushMetricsListener {
 
     // MARK: - PushMetricsListener
 
+    /// Counts an accepted client connection.
     public func connectionAccepted() { accepted.increment() }
+    /// Counts a refused client connection.
     public func connectionRefused() { refused.increment() }
+    /// Counts an error response by its status.
     public func errorResponseSent(status: StatusCode?) {
         errorResponses.labels(status.map { "\($0.rawValue)" } ?? "none").increment()
     }
 
+    /// Counts an upstream connection opened; one more open.
     public func upstreamConnected() {
         upstreamOpened.increment()
         upstreamOpen.add(1)
     }
 
+    /// Counts a failed or lost upstream connection.
     public func upstreamConnectionFailed() { upstreamFailures.increment() }
 
+    /// Counts an upstream connection closed; one fewer open.
     public func upstreamConnectionClosed() {
         upstreamClosedCount.increment()
         upstreamOpen.add(-1)
     }
 
+    /// Counts a request sent upstream.
     public func upstreamRequestSent() { requestsSent.increment() }
 
+    /// Counts an answer by push type, status and reason, and times a 200.
     public func upstreamAnswered(status: Int, reason: ProviderReason?, pushType: PushType?, latency: Duration?) {
         if status == 200 {
             if let pushType {
@@ -177,23 +185,37 @@ public final class PushMetrics: PushMetricsListener {
         if let latency { self.latency.observe(latency) }
     }
 
+    /// Counts a request refused without a round trip, by reason.
     public func upstreamRefusedLocally(reason: ProviderReason?) {
         refusedLocally.labels(reason?.rawValue ?? "none").increment()
     }
 
+    /// Counts a retry.
     public func upstreamRetried(possibleDuplicate: Bool) { retries.labels("\(possibleDuplicate)").increment() }
+    /// Counts a notification without a verdict.
     public func upstreamUnconfirmed(mayHaveBeenDelivered: Bool) {
         unconfirmed.labels("\(mayHaveBeenDelivered)").increment()
     }
+    /// Counts a GOAWAY received, by reason.
     public func upstreamGoaway(reason: ProviderReason?) { goaways.labels(reason?.rawValue ?? "none").increment() }
+    /// Counts a provider token signed.
     public func upstreamTokenRefreshed() { tokenRefreshes.increment() }
+    /// Keeps the stream limit reported last.
     public func upstreamStreamLimit(_ limit: Int) { streamLimit.set(limit) }
+    /// Counts a binary gateway connection opened.
     public func gatewayConnected() { gatewayConnections.increment() }
+    /// Counts a binary gateway rejection by status.
     public func gatewayRejected(status: StatusCode) { gatewayRejections.labels("\(status.rawValue)").increment() }
+    /// Counts notifications resent to the binary gateway.
     public func gatewayResent(count: Int) { gatewayResends.increment(by: count) }
+    /// Counts a notification the binary gateway never confirmed.
     public func gatewayUnconfirmed() { gatewayUnconfirmedCount.increment() }
+    /// Counts a GOAWAY the simulator sent, by reason.
     public func goawaySent(reason: ProviderReason?) { goawaysSent.labels(reason?.rawValue ?? "none").increment() }
+    /// Counts a connection reset by the simulator.
     public func connectionReset() { resets.increment() }
+    /// Counts a failure of the store.
     public func storeFailed() { storeErrors.increment() }
+    /// Counts an upstream outage.
     public func upstreamOutage() { outages.increment() }
 }

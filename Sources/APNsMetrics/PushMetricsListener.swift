@@ -80,27 +80,49 @@ public protocol PushMetricsListener: Sendable {
 }
 
 extension PushMetricsListener {
+    /// Does nothing unless implemented.
     public func connectionAccepted() {}
+    /// Does nothing unless implemented.
     public func connectionRefused() {}
+    /// Does nothing unless implemented.
     public func errorResponseSent(status: StatusCode?) {}
+    /// Does nothing unless implemented.
     public func upstreamConnected() {}
+    /// Does nothing unless implemented.
     public func upstreamConnectionFailed() {}
+    /// Does nothing unless implemented.
     public func upstreamConnectionClosed() {}
+    /// Does nothing unless implemented.
     public func upstreamRequestSent() {}
+    /// Does nothing unless implemented.
     public func upstreamAnswered(status: Int, reason: ProviderReason?, pushType: PushType?, latency: Duration?) {}
+    /// Does nothing unless implemented.
     public func upstreamRefusedLocally(reason: ProviderReason?) {}
+    /// Does nothing unless implemented.
     public func upstreamRetried(possibleDuplicate: Bool) {}
+    /// Does nothing unless implemented.
     public func upstreamUnconfirmed(mayHaveBeenDelivered: Bool) {}
+    /// Does nothing unless implemented.
     public func upstreamGoaway(reason: ProviderReason?) {}
+    /// Does nothing unless implemented.
     public func upstreamTokenRefreshed() {}
+    /// Does nothing unless implemented.
     public func upstreamStreamLimit(_ limit: Int) {}
+    /// Does nothing unless implemented.
     public func gatewayConnected() {}
+    /// Does nothing unless implemented.
     public func gatewayRejected(status: StatusCode) {}
+    /// Does nothing unless implemented.
     public func gatewayResent(count: Int) {}
+    /// Does nothing unless implemented.
     public func gatewayUnconfirmed() {}
+    /// Does nothing unless implemented.
     public func goawaySent(reason: ProviderReason?) {}
+    /// Does nothing unless implemented.
     public func connectionReset() {}
+    /// Does nothing unless implemented.
     public func storeFailed() {}
+    /// Does nothing unless implemented.
     public func upstreamOutage() {}
 
     /// Hands an HTTP/2 client's event to the callback it concerns.
@@ -120,7 +142,8 @@ extension PushMetricsListener {
                     status: rejection.status, reason: rejection.reason, pushType: rejection.pushType, latency: nil)
             }
         case .retrying(_, _, _, let possibleDuplicate): upstreamRetried(possibleDuplicate: possibleDuplicate)
-        case .unconfirmed(_, let unconfirmed): upstreamUnconfirmed(mayHaveBeenDelivered: unconfirmed.mayHaveBeenDelivered)
+        case .unconfirmed(_, let unconfirmed):
+            upstreamUnconfirmed(mayHaveBeenDelivered: unconfirmed.mayHaveBeenDelivered)
         case .goaway(_, let goaway): upstreamGoaway(reason: goaway.reason)
         case .tokenRefreshed: upstreamTokenRefreshed()
         case .streamLimit(_, let limit): upstreamStreamLimit(limit)

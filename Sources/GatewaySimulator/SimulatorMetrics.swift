@@ -74,7 +74,10 @@ extension PushMetrics {
             ("handshake_failures_total", "Clients refused in the TLS handshake.", { $0.handshakeFailures }),
             ("evictions_total", "Idle connections closed to make room.", { $0.evictions }),
             ("progress_timeouts_total", "Connections closed by the frame deadline.", { $0.progressTimeouts }),
-            ("refused_certificates_total", "Certificates refused for environment or topic.", { $0.refusedCertificates }),
+            (
+                "refused_certificates_total", "Certificates refused for environment or topic.",
+                { $0.refusedCertificates }
+            ),
             ("feedback_tuples_served_total", "Feedback tuples handed out.", { $0.feedbackServed }),
         ]
         for (name, help, read) in counters {

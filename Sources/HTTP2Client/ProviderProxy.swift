@@ -53,7 +53,8 @@ public struct ProviderProxy: Hashable, Sendable, CustomStringConvertible {
             let userInfo = rest[..<at]
             rest = rest[rest.index(after: at)...]
             let parts = userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let user = Self.percentDecoded(parts[0]), let secret = Self.percentDecoded(parts.dropFirst().first ?? "")
+            guard let user = Self.percentDecoded(parts[0]),
+                let secret = Self.percentDecoded(parts.dropFirst().first ?? "")
             else { throw bad("has a broken %-escape in its user or password") }
             username = user
             password = secret

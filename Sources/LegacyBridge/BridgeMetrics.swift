@@ -67,7 +67,8 @@ extension PushMetrics {
             ]
         }
         registry.sampled(
-            "legacy_push_unregistered_stored_total", help: "Tokens APNs answered 410 for, stored for the feedback service.",
+            "legacy_push_unregistered_stored_total",
+            help: "Tokens APNs answered 410 for, stored for the feedback service.",
             kind: .counter, value: statistic { $0.unregistered })
         registry.sampled(
             "legacy_push_duplicates_suppressed_total",

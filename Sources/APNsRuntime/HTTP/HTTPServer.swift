@@ -129,7 +129,9 @@ package final class HTTPServer: Sendable {
         while !isStopping {
             let parsed: (HTTPHead, Int)?
             switch input.withUnsafeBytes({ bytes in
-                Result { () throws(HTTPHead.Failure) in try HTTPHead.parse(bytes, maximumSize: limits.maximumRequestSize) }
+                Result { () throws(HTTPHead.Failure) in
+                    try HTTPHead.parse(bytes, maximumSize: limits.maximumRequestSize)
+                }
             }) {
             case .success(let head):
                 parsed = head
@@ -151,7 +153,9 @@ package final class HTTPServer: Sendable {
             let deadline = requestDeadline ?? idleDeadline
             guard now < deadline else {
                 if requestDeadline != nil, !input.isEmpty {
-                    answer(.text(408, "the request took longer than \(formatSeconds(limits.requestTimeout))"), on: transport)
+                    answer(
+                        .text(408, "the request took longer than \(formatSeconds(limits.requestTimeout))"),
+                        on: transport)
                 }
                 return
             }

@@ -56,7 +56,8 @@ package struct ProxyTunnel: Hashable, Sendable, CustomStringConvertible {
             throw LegacyAPNsError(.connectionFailed, "\(self): \(error.reason)", underlying: error)
         }
         let transport = TCPTransport(socket, peer: description)
-        if let failure = transport.writeAll(request(to: target), timeout: Swift.max(0.001, deadline - Monotonic.now())) {
+        if let failure = transport.writeAll(request(to: target), timeout: Swift.max(0.001, deadline - Monotonic.now()))
+        {
             throw LegacyAPNsError(.connectionFailed, "\(self): \(failure.reason)", underlying: failure)
         }
         // Byte by byte up to the end of the head: TLS's first bytes may follow it at once, and must

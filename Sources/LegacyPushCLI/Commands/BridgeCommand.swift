@@ -1,5 +1,5 @@
-internal import APNsRuntime
 import APNsMetrics
+internal import APNsRuntime
 import LegacyBridge
 
 #if canImport(Glibc)
@@ -115,6 +115,11 @@ enum BridgeCommand {
                 Prints "listening on HOST:PORT (binary, bridging to UPSTREAM)" and "feedback on HOST:PORT" once \
                 ready. Every notification not delivered and not told to its sender (it disconnected first) is \
                 logged as "not delivered". Ctrl-C or SIGTERM stops: senders get status 10 after --drain-timeout.
+
+                --metrics HOST:PORT serves GET /metrics (Prometheus), /healthz and /readyz (200 while it \
+                listens, the store answers and an upstream connection can be had; 503 otherwise); see \
+                docs/operations.md. --proxy http://[user:pass@]host:port (or HTTPS_PROXY, minus NO_PROXY) \
+                tunnels the upstream connections through an HTTP proxy with CONNECT.
                 """,
             options: [
                 Options.host.spec, Options.port.spec, Options.feedbackPort.spec, Options.noFeedback.spec,

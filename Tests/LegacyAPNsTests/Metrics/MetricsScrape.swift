@@ -50,7 +50,8 @@ struct MetricsScrape {
     /// The sample `name` with exactly these labels (nil when absent).
     func value(_ name: String, _ labels: [String: String] = [:]) -> Int? {
         let key =
-            name + "{" + labels.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\"\($0.value)\"" }.joined(separator: ",")
+            name + "{"
+            + labels.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\"\($0.value)\"" }.joined(separator: ",")
             + "}"
         return samples[key].map { Int($0) }
     }

@@ -102,7 +102,8 @@ final class Tinyproxy {
                 let proxyAddress = url.split(separator: "@").last!.replacingOccurrences(of: "http://", with: "")
                 #expect(
                     errors.first?.hasPrefix(
-                        "legacy-push: error: the proxy \(proxyAddress) refused the tunnel to 127.0.0.1:\(port): HTTP/1.")
+                        "legacy-push: error: the proxy \(proxyAddress) refused the tunnel to 127.0.0.1:\(port): HTTP/1."
+                    )
                         == true, "\(result.stderr)")
                 #expect(errors.first?.contains(" \(status)") == true, "\(result.stderr)")
                 #expect(!result.stderr.contains("wrong"), "the password must not be printed")
@@ -172,11 +173,12 @@ final class Tinyproxy {
         #expect(!bridge.stderr.contains("s3cret"))
     }
 
-    @Test(arguments: [
-        ("http://proxy.internal:3128", "proxy.internal", 3128, nil, nil),
-        ("http://a%40b:p%3Ass@10.0.0.1:8080/", "10.0.0.1", 8080, "a@b", "p:ss"),
-        ("http://user@[::1]:3128", "::1", 3128, "user", ""),
-    ] as [(String, String, UInt16, String?, String?)])
+    @Test(
+        arguments: [
+            ("http://proxy.internal:3128", "proxy.internal", 3128, nil, nil),
+            ("http://a%40b:p%3Ass@10.0.0.1:8080/", "10.0.0.1", 8080, "a@b", "p:ss"),
+            ("http://user@[::1]:3128", "::1", 3128, "user", ""),
+        ] as [(String, String, UInt16, String?, String?)])
     func proxyURLsAreParsed(url: String, host: String, port: UInt16, user: String?, password: String?) throws {
         let proxy = try ProviderProxy(url: url)
         #expect(proxy.endpoint == Endpoint(host: host, port: port))
