@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// Recording is cheap and lock-free: a ``Counter`` or ``Gauge`` is one atomic integer, a
 /// ``Histogram`` one atomic per bucket plus its sum and count. Only creating a labelled series
-/// (the first time a label value is seen, ``LabelledFamily/labels(_:)``) takes a lock; callers on a
+/// (the first time a label value is seen, `labels(_:)` of a ``LabelledFamily``) takes a lock; callers on a
 /// hot path keep the series they use. A family holds at most ``LabelledFamily/maximumSeries``
 /// series: label values beyond that are counted under `other`, so a peer sending ever new reasons
 /// cannot grow it without bound. Never use a device token or an identifier as a label value.
@@ -74,6 +74,30 @@ public final class MetricsRegistry: Sendable {
         sampled(name, help: help, kind: kind) { value().map { [(labels: [], value: $0)] } ?? [] }
     }
 
+    /// Unlabelled sampled families of one kind named `prefix + name`, each read from one snapshot
+    /// taken when rendered (nil: no sample): for a module's statistics.
+    public func sampled<Snapshot: Sendable>(
+        _ kind: SampledKind, prefix: String = "", from snapshot: @escaping @Sendable () -> Snapshot?,
+        _ table: [(name: String, help: String, read: @Sendable (Snapshot) -> Int)]
+    ) {
+        for (name, help, read) in table {
+            sampled(prefix + name, help: help, kind: kind) { snapshot().map(read) }
+        }
+    }
+
+    /// A sampled family with one label, a series per value, each read from one snapshot taken
+    /// when rendered (nil: no samples).
+    public func sampled<Snapshot: Sendable>(
+        _ name: String, help: String, kind: SampledKind, label: String,
+        from snapshot: @escaping @Sendable () -> Snapshot?,
+        _ series: [(value: String, read: @Sendable (Snapshot) -> Int)]
+    ) {
+        sampled(name, help: help, kind: kind, labels: [label]) {
+            guard let taken = snapshot() else { return [] }
+            return series.map { (labels: [$0.value], value: $0.read(taken)) }
+        }
+    }
+
     /// What a sampled family is.
     public enum SampledKind: String, Sendable {
         /// Only ever grows (until the process restarts).
@@ -93,31 +117,21 @@ public final class MetricsRegistry: Sendable {
         var text = ""
         text.reserveCapacity(all.count * 256)
         for family in all {
-            text += "# HELP \(family.name) \(Self.escapeHelp(family.help))\n# TYPE \(family.name) \(family.kind)\n"
+            text += "# HELP \(family.name) \(Self.escape(family.help))\n# TYPE \(family.name) \(family.kind)\n"
             family.render(into: &text)
         }
         return text
     }
 
-    static func escapeHelp(_ text: String) -> String {
+    /// Backslashes and line breaks escaped (the text format's rule for `# HELP`), and double quotes
+    /// too for a label value.
+    static func escape(_ text: String, quotes: Bool = false) -> String {
         var escaped = ""
         for character in text {
             switch character {
             case "\\": escaped += "\\\\"
             case "\n": escaped += "\\n"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
-
-    static func escapeLabel(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            case "\"": escaped += "\\\""
+            case "\"" where quotes: escaped += "\\\""
             default: escaped.append(character)
             }
         }
@@ -126,7 +140,7 @@ public final class MetricsRegistry: Sendable {
 
     /// `{a="x",b="y"}` (empty for no labels), with `extra` (a histogram's `le`) last.
     static func labelText(_ names: [String], _ values: [String], extra: (String, String)? = nil) -> String {
-        var pairs = zip(names, values).map { "\($0)=\"\(escapeLabel($1))\"" }
+        var pairs = zip(names, values).map { "\($0)=\"\(escape($1, quotes: true))\"" }
         if let extra { pairs.append("\(extra.0)=\"\(extra.1)\"") }
         return pairs.isEmpty ? "" : "{" + pairs.joined(separator: ",") + "}"
     }

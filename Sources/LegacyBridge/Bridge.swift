@@ -184,7 +184,7 @@ public final class Bridge: Sendable {
     /// Whether the bridge can serve a new sender now: nil when it can, else why not. Ready means it
     /// is listening and not stopping, the store answers, and an upstream connection is up or can be
     /// had within `timeout` (the first check starts one, as the first sender would; nobody is
-    /// counted as refused). For a readiness probe (`GET /readyz`, ``MetricsServer``): it blocks the
+    /// counted as refused). For a readiness probe (`GET /readyz`, `MetricsServer`): it blocks the
     /// calling thread, at most about `timeout` plus a store query, so call it from a thread of your
     /// own, never from async code.
     public func readiness(timeout: Duration = .seconds(2)) -> String? {
