@@ -15,7 +15,11 @@ internal import CLibPQ
 ///   connection is reset on the next use (each call that fails throws, and the bridge retries).
 /// - Schema: created at first open in the schema `legacy_push`, versioned in
 ///   `legacy_push.schema_version`; a newer version than this release knows is refused.
-/// - Durability: ordinary (logged) tables, so a database crash loses nothing committed.
+/// - Durability: ordinary (logged) tables. The 410s are committed synchronously (on disk before the
+///   notification counts as delivered); the resend memory's commits do not wait for the WAL to
+///   reach the disk (`synchronous_commit = off`), as the SQLite store's do not: a crash of the
+///   database server can lose its last fraction of a second (PostgreSQL's WAL writer flushes every
+///   200 ms), and resends of what it held are then delivered again without a word.
 /// - Feedback: a reader claims tuples (`claimed_until`, one minute) with `FOR UPDATE SKIP
 ///   LOCKED`, so two bridges' readers never get the same tuple; a tuple written completely is
 ///   deleted, one given back (or whose reader vanished) is served again once the claim lapses.
@@ -222,6 +226,8 @@ public final class PostgresStore: BridgeStorage {
         }
         guard !statements.isEmpty else { return }
         try transaction(what: "store the resend memory (\(changes.count) change(s))") {
+            // Not waiting for the WAL to reach the disk (the 410s do): see the type's durability note.
+            try self.run("SET LOCAL synchronous_commit = off", [])
             for (sql, parameters) in statements { try self.run(sql, parameters) }
         }
     }
