@@ -483,9 +483,15 @@ final class SenderSession: @unchecked Sendable {
         var learned: [BridgeResendMemory.Record] = []
         while !keys.isEmpty {
             let found: [BridgeResendKey: SharedWindowEntry]
-            switch core.store.lookUp(keys) {
+            let (result, firstFailure) = core.store.lookUp(keys)
+            switch result {
             case .failure(let error):
-                core.emit(.storeFailed(reason: "the shared resend memory cannot be asked: \(error.reason)"))
+                if firstFailure {
+                    core.emit(
+                        .storeFailed(
+                            reason: "the shared resend memory cannot be asked (senders get status 10 for what is "
+                                + "not known here until it answers again): \(error.reason)"))
+                }
                 return error
             case .success(let answer):
                 found = answer ?? [:]
