@@ -91,7 +91,7 @@ package final class Listener: @unchecked Sendable {
             pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
         ]
-        let result = poll(&descriptors, 2, Int32(timeout * 1000))
+        let result = Poll.wait(&descriptors, timeout: timeout)
         guard result > 0, descriptors[1].revents == 0, descriptors[0].revents & Int16(POLLIN) != 0 else { return nil }
         var address = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

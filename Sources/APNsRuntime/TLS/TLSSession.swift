@@ -343,7 +343,7 @@ package final class TLSSession: Transport {
         }
     }
 
-    /// Waits for the socket (poll(2) lives in ``Socket``, nowhere else).
+    /// Waits for the socket (poll(2) lives in ``Poll``, nowhere else).
     package func wait(for events: Readiness, timeout: Double) -> Bool {
         socket.wait(for: events, timeout: timeout)
     }
