@@ -10,7 +10,7 @@ import PackageDescription
 //   LegacyAPNs        the binary client                 FeedbackClient   the feedback reader/poller
 //   HTTP2Client       the HTTP/2 provider-API client    LegacyBridge     binary senders through HTTP/2
 //   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
-//   CFileGuard        C: the SIGBUS guard of the CLI's mapped input
+//   CFileGuard        C: the SIGBUS guard of mapped input (APNsRuntime's GuardedMapping)
 //   CHexDecode        C: SSE2 hex decoding of the common 64-digit token (APNsCore's only dependency)
 let package = Package(
     name: "LegacyAPNs",
@@ -53,7 +53,7 @@ let package = Package(
         ),
         .target(
             name: "APNsRuntime",
-            dependencies: ["APNsCore", "APNsCredentials", "COpenSSL", "CNGHTTP2"]
+            dependencies: ["APNsCore", "APNsCredentials", "COpenSSL", "CNGHTTP2", "CFileGuard"]
         ),
         .target(
             name: "LegacyAPNs",
@@ -79,7 +79,7 @@ let package = Package(
             name: "LegacyPushCLI",
             dependencies: [
                 "APNsCore", "APNsCredentials", "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator",
-                "HTTP2Client", "LegacyBridge", "CFileGuard",
+                "HTTP2Client", "LegacyBridge",
             ]
         ),
         .executableTarget(

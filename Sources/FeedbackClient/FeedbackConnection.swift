@@ -3,10 +3,6 @@ import APNsCredentials
 internal import APNsRuntime
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// One read of the feedback service, start to end on the calling OS thread: connect, send
 /// nothing, read until the service closes, decode, hand out batches.
 ///

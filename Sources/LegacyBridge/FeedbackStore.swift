@@ -1,9 +1,6 @@
 import APNsCore
+internal import APNsRuntime
 internal import CSQLite
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The tokens HTTP/2 reported unregistered (410), kept in an SQLite file until the bridge's
 /// feedback service has handed them to a sender of their topic: Apple's feedback service, made
@@ -42,8 +39,7 @@ public final class FeedbackStore {
         self.path = path
         // Created private (0600) before SQLite sees it: it holds device tokens. SQLite gives its
         // WAL the same mode.
-        let created = Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-        if created >= 0 { Glibc.close(created) }
+        FileSystem.createEmpty(path, permissions: 0o600)
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let opened = sqlite3_open_v2(path, &handle, flags, nil)

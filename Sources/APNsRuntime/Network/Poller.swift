@@ -40,17 +40,12 @@ package final class Poller {
 
     /// Creates a poller with its wake-up pipe.
     package init() throws {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else {
+        guard let (wakeRead, wakeWrite) = FileDescriptor.makePipe() else {
             throw LegacyAPNsError(.connectionFailed, "cannot create a pipe: \(errnoText())")
         }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
-        waker = Waker(descriptor: fds[1])
+        self.wakeRead = wakeRead
+        self.wakeWrite = wakeWrite
+        waker = Waker(descriptor: wakeWrite)
         descriptors.reserveCapacity(64)
     }
 

@@ -12,15 +12,7 @@ package final class WakeSignal: @unchecked Sendable {
     private let writeDescriptor: Int32
 
     package init() {
-        var fds: [Int32] = [-1, -1]
-        if pipe(&fds) == 0 {
-            for fd in fds {
-                _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            }
-        }
-        readDescriptor = fds[0]
-        writeDescriptor = fds[1]
+        (readDescriptor, writeDescriptor) = FileDescriptor.makePipe() ?? (-1, -1)
     }
 
     deinit {

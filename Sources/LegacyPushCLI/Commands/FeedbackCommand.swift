@@ -4,10 +4,6 @@ import FeedbackClient
 import LegacyAPNs
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `legacy-push feedback`: read the feedback service once, or poll it at an interval.
 enum FeedbackCommand {
     enum Options {
@@ -127,7 +123,7 @@ enum FeedbackCommand {
         let save = try arguments.value(Options.save).map { try SaveFile(path: $0) }
         let json = arguments.isSet(Options.json)
         let output = FeedbackOutput(
-            console: console, save: save, format: { json ? $0.jsonLine : $0.textLine }, now: Int64(time(nil)))
+            console: console, save: save, format: { json ? $0.jsonLine : $0.textLine }, now: Host.unixTime())
 
         let status: ExitStatus
         do {

@@ -1,10 +1,6 @@
 internal import APNsRuntime
 import LegacyAPNs
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `send --input`: JSON Lines from a file or stdin, checked whole before anything is sent, with
 /// flat memory.
 ///

@@ -37,4 +37,19 @@ import Testing
         }
         #expect(callers.map(\.path) == ["APNsRuntime/Platform/Poll.swift"])
     }
+
+    /// The operating system is reached through APNsRuntime (its `Platform` folder, sockets and
+    /// threads); above it only APNsCredentials, which sits below the runtime, reads its credential
+    /// files with the C library itself.
+    @Test func onlyTheRuntimeImportsTheCLibrary() throws {
+        let importers = try Self.swiftFiles().filter { file in
+            !file.path.hasPrefix("APNsRuntime/")
+                && Self.codeLines(file.text).contains { line in
+                    let words = line.split(separator: " ")
+                    return words.contains("import") && (words.last == "Glibc" || words.last == "Darwin")
+                }
+        }
+        #expect(importers.map(\.path) == ["APNsCredentials/CredentialFile.swift"])
+        #expect(importers.count <= 3)
+    }
 }
