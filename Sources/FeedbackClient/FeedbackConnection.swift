@@ -154,7 +154,8 @@ struct FeedbackConnection {
                     outcome.failure = LegacyAPNsError(
                         .timedOut,
                         "the feedback service at \(peer) was still sending after \(formatSeconds(settings.readDeadline!)), "
-                            + "the deadline for one read: stopped after \(outcome.recordCount) complete tuples")
+                            + "the deadline for one read: stopped after \(outcome.recordCount) complete tuples",
+                        timeLimit: .readDeadline)
                     break reading
                 }
                 if now >= silenceDeadline {
@@ -181,12 +182,12 @@ struct FeedbackConnection {
             return LegacyAPNsError(
                 .protocolRefused,
                 "\(peer) sent nothing and kept the connection open for \(formatSeconds(firstByte)): the feedback "
-                    + "service sends its list and closes at once; \(guess)")
+                    + "service sends its list and closes at once; \(guess)", timeLimit: .firstByte)
         }
         return LegacyAPNsError(
             .timedOut,
             "the feedback service at \(peer) sent nothing for \(formatSeconds(settings.idleTimeout))"
-                + (completeTuples.map { " after \($0) tuple\($0 == 1 ? "" : "s")" } ?? ""))
+                + (completeTuples.map { " after \($0) tuple\($0 == 1 ? "" : "s")" } ?? ""), timeLimit: .idle)
     }
 
     static let cancelled = LegacyAPNsError(.cancelled, "the feedback read was cancelled")

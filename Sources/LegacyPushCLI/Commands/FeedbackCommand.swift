@@ -225,13 +225,11 @@ enum FeedbackCommand {
             console.warning("--save stopped: \(saveFailure.reason)")
         }
         if error.code == .malformedFrame { return CLIError.connection(error.reason) }
-        if error.code == .timedOut, error.reason.contains("the deadline for one read") {
-            return CLIError.connection(error.reason + " (--deadline SECONDS allows longer)")
+        switch error.timeLimit {
+        case .readDeadline?: return CLIError.connection(error.reason + " (--deadline SECONDS allows longer)")
+        case .firstByte?: return CLIError.connection(error.reason + " (--first-byte-timeout SECONDS waits longer)")
+        default: return error
         }
-        if error.code == .protocolRefused, error.reason.contains("kept the connection open") {
-            return CLIError.connection(error.reason + " (--first-byte-timeout SECONDS waits longer)")
-        }
-        return error
     }
 }
 

@@ -17,6 +17,8 @@ final class SpoolFile: @unchecked Sendable {
     // one sending thread; never both at once.
 
     private let descriptor: Int32
+    /// The folder of the file (named in errors).
+    private let directory: String
     /// ``SpoolRecord``s not yet written.
     private var buffer: [UInt8] = []
     /// Frame records kept in memory, before any in the file; handed over to the send (once).
@@ -31,13 +33,27 @@ final class SpoolFile: @unchecked Sendable {
     /// Creates the file in `$TMPDIR` (or /tmp) and unlinks it at once: nothing is left behind,
     /// whatever happens to the process.
     /// `memoryBudget` bytes of frame records may be kept in memory (in whole ``Segment``s).
+    ///
+    /// - Throws: ``LegacyAPNsError`` (`.fileError`) naming the folder and why.
     init(temporaryDirectory: String, memoryBudget: Int = 0) throws {
         memoryLeft = memoryBudget
+        directory = temporaryDirectory
         do {
             descriptor = try FileDescriptor.openUnlinkedTemporary(in: temporaryDirectory, prefix: "legacy-push-")
         } catch {
-            throw CLIError.usage("cannot create a temporary file in \(temporaryDirectory): \(error)")
+            throw LegacyAPNsError(
+                .fileError,
+                "cannot create the spool of the checked notifications, a temporary file in '\(temporaryDirectory)': "
+                    + "\(error) (TMPDIR names another folder)")
         }
+    }
+
+    /// A write to the file failed: an I/O error (a full disk, a file size limit), not the input's.
+    private func writeFailed(_ code: Int32) -> LegacyAPNsError {
+        LegacyAPNsError(
+            .fileError,
+            "cannot write the spool of the checked notifications, a temporary file in '\(directory)': "
+                + "\(SystemError(code: code)) (TMPDIR names a folder with more room)")
     }
 
     deinit { FileDescriptor.close(descriptor) }
@@ -51,7 +67,7 @@ final class SpoolFile: @unchecked Sendable {
     /// Writes `bytes` (whole ``FrameRecord``s) to the file.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         if let code = FileDescriptor.writeAll(bytes, to: descriptor) {
-            throw CLIError.usage("cannot write the temporary spool: \(errnoText(code))")
+            throw writeFailed(code)
         }
     }
 
@@ -101,7 +117,7 @@ final class SpoolFile: @unchecked Sendable {
     /// Writes what is buffered.
     func flush() throws {
         if let code = FileDescriptor.writeAll(buffer, to: descriptor) {
-            throw CLIError.usage("cannot write the temporary spool: \(errnoText(code))")
+            throw writeFailed(code)
         }
         buffer.removeAll(keepingCapacity: true)
     }
