@@ -51,7 +51,7 @@ package final class TLSSession: Transport {
 
     /// The certificate the peer presented (also after resuming a session), if any.
     package var peerCertificate: Certificate? {
-        SSL_get1_peer_certificate(ssl).map(Certificate.init(taking:))
+        Certificate.peerCertificate(ofTLSConnection: ssl)
     }
 
     /// The negotiated protocol ("TLSv1.3").
