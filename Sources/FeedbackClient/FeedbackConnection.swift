@@ -77,7 +77,7 @@ struct FeedbackConnection {
                     outcome.byteCount += raw.count
                     guard let rawSink, sinkFailure == nil else { return }
                     do {
-                        try rawSink(raw)
+                        try rawSink(Array(raw))
                     } catch {
                         // Keep reading: the service forgets what it sends, so the rest is still
                         // worth delivering even though it cannot be saved.

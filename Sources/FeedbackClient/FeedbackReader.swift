@@ -70,13 +70,13 @@ public struct FeedbackReader: Sendable {
         }
     }
 
-    /// Receives the raw bytes of complete tuples as they arrive, on the connection thread, before
-    /// the records are handed out. The bytes are only valid during the call.
+    /// Receives the raw bytes of complete tuples as they arrive (one batch a call), on the
+    /// connection thread, before the records are handed out.
     ///
     /// Throwing does not stop the read (the service has already forgotten what it sent, so the
     /// records are still delivered); the sink is not called again, and the error becomes the
     /// result's failure unless the read itself failed.
-    public typealias RawSink = @Sendable (UnsafeRawBufferPointer) throws -> Void
+    public typealias RawSink = @Sendable ([UInt8]) throws -> Void
 
     /// How this reader connects.
     public let configuration: Configuration

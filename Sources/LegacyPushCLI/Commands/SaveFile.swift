@@ -49,7 +49,7 @@ final class SaveFile: @unchecked Sendable {
     var savedTupleCount: Int { state.withLock { $0.savedTupleCount } }
 
     /// The raw sink for the reader.
-    var sink: FeedbackReader.RawSink { { [self] bytes in try self.append(bytes) } }
+    var sink: FeedbackReader.RawSink { { [self] bytes in try bytes.withUnsafeBytes { try self.append($0) } } }
 
     /// Appends `bytes` (whole tuples) and syncs them to disk. After a failure, refuses every
     /// later append with the same error, so the file never has a gap in the middle.
