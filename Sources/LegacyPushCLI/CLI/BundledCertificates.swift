@@ -121,13 +121,7 @@ enum BundledCertificates {
                     "\(command) found no test certificates (\(environmentVariable), Fixtures/certs next to the binary "
                         + "or in the current directory) and could not generate throwaway ones: \(error.reason)")
             }
-            let folder: String
-            do {
-                folder = try FileSystem.makeTemporaryDirectory(
-                    in: Files.temporaryDirectory, prefix: "legacy-push-certs-")
-            } catch {
-                throw CLIError.usage("cannot create a temporary folder for test certificates: \(error)")
-            }
+            let folder = try Files.makeTemporaryFolder(prefix: "legacy-push-certs-", for: "test certificates")
             let ca = Array(set.certificateAuthority.pemRepresentation.utf8)
             let files: [(String, [UInt8], Bool)] = [
                 ("ca.pem", ca, false), ("chain.pem", ca, false),

@@ -185,9 +185,15 @@ enum Files {
         }
     }
 
+    /// A new private folder `<prefix>XXXXXX` in ``temporaryDirectory``, holding `what`.
+    static func makeTemporaryFolder(prefix: String, for what: String) throws -> String {
+        do {
+            return try FileSystem.makeTemporaryDirectory(in: temporaryDirectory, prefix: prefix)
+        } catch {
+            throw CLIError.usage("cannot create a temporary folder for \(what): \(error)")
+        }
+    }
+
     /// Where temporary files go: `$TMPDIR`, else /tmp.
     static var temporaryDirectory: String { FileSystem.temporaryDirectory }
-
-    /// The last system call's error, in words.
-    static func errnoDescription() -> String { SystemError.last.description }
 }

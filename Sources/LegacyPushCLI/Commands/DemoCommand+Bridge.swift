@@ -48,13 +48,7 @@ extension DemoCommand {
         }
         let upstream = try ProviderSimulator(configuration: upstreamConfiguration)
         return try await upstream.withRunning { upstreamEndpoint in
-            let folder: String
-            do {
-                folder = try FileSystem.makeTemporaryDirectory(
-                    in: Files.temporaryDirectory, prefix: "legacy-push-demo-")
-            } catch {
-                throw CLIError.usage("cannot create a temporary folder for the bridge's store: \(error)")
-            }
+            let folder = try Files.makeTemporaryFolder(prefix: "legacy-push-demo-", for: "the bridge's store")
             defer {
                 for suffix in ["", "-wal", "-shm", "-journal"] { FileSystem.remove(folder + "/bridge.sqlite" + suffix) }
                 FileSystem.removeDirectory(folder)
