@@ -21,6 +21,8 @@ final class ProviderConnection: HTTP2SessionDelegate {
         var context: TLSContext
         var credentials: ProviderCredentials
         var connectTimeout: Double
+        /// The proxy's tunnel, if connections go through one.
+        var proxy: ProxyTunnel?
         /// Used for requests without a topic.
         var defaultTopic: String?
         var clock: any ProviderClock
@@ -198,7 +200,8 @@ final class ProviderConnection: HTTP2SessionDelegate {
         }
         do {
             let tls = try TLSSession.connect(
-                to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout)
+                to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout,
+                through: settings.proxy)
             let spoken = tls.applicationProtocol
             guard spoken.isEmpty || spoken == "h2" else {
                 tls.close()

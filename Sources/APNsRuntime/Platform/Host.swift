@@ -26,6 +26,13 @@ package enum Host {
         getenv(name).map { String(cString: $0) }
     }
 
+    /// The machine's host name (`gethostname`), empty when it cannot be told.
+    package static var name: String {
+        var host = [CChar](repeating: 0, count: 256)
+        guard gethostname(&host, host.count - 1) == 0 else { return "" }
+        return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// This process's id.
     package static var processID: Int32 { getpid() }
 

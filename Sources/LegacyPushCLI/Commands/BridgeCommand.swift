@@ -1,3 +1,4 @@
+import APNsMetrics
 internal import APNsRuntime
 import LegacyBridge
 
@@ -47,7 +48,9 @@ enum BridgeCommand {
         static let store = Option<String>.text(
             "store", "path",
             help: "The SQLite file holding tokens HTTP/2 reported unregistered until the feedback service has served "
-                + "them (created mode 0600; survives restarts)."
+                + "them, and the resend memory (created mode 0600; both survive restarts and crashes); or "
+                + "postgresql://user@host:port/db (any libpq URI or key=value string; PG* variables apply), the "
+                + "shared store of a fleet of bridges behind a load balancer."
         ).defaulting("legacy-push-bridge.sqlite")
         static let window = Option<Int>.integer(
             "window",
@@ -101,6 +104,17 @@ enum BridgeCommand {
                 the notification counts as delivered) and served once, with the time 410 gave, to the next sender \
                 of that topic that connects to the feedback port.
 
+                The store also keeps what the bridge remembers for senders' resends (the notifications after \
+                an error response it already delivered, or still has upstream), committed before the error \
+                response goes out: a bridge killed and restarted on the same store delivers none of them twice; \
+                one that was still upstream when it died is sent again and logged as a possible duplicate.
+
+                A fleet: several bridges with the same --store postgresql://... behind a TCP load balancer \
+                (HAProxy, mode tcp). A sender answered by one bridge and resending through another is answered \
+                from what the first remembered; any bridge's feedback port serves the 410s any bridge stored, \
+                each to one reader. A database that cannot be reached at start is one error (exit 3); one lost \
+                later gets senders status 10 for what cannot be looked up, until it answers again.
+
                 Senders must present a certificate chained to --client-ca or pinned by --client-fingerprint \
                 (pinned certificates may be expired). The topic is the sender certificate's unless --topic is \
                 given. --cert/--key is the identity shown to senders; without them (and without --client-ca or \
@@ -110,6 +124,11 @@ enum BridgeCommand {
                 Prints "listening on HOST:PORT (binary, bridging to UPSTREAM)" and "feedback on HOST:PORT" once \
                 ready. Every notification not delivered and not told to its sender (it disconnected first) is \
                 logged as "not delivered". Ctrl-C or SIGTERM stops: senders get status 10 after --drain-timeout.
+
+                --metrics HOST:PORT serves GET /metrics (Prometheus), /healthz and /readyz (200 while it \
+                listens, the store answers and an upstream connection can be had; 503 otherwise); see \
+                docs/operations.md. --proxy http://[user:pass@]host:port (or HTTPS_PROXY, minus NO_PROXY) \
+                tunnels the upstream connections through an HTTP proxy with CONNECT.
                 """,
             options: [
                 Options.host.spec, Options.port.spec, Options.feedbackPort.spec, Options.noFeedback.spec,
@@ -119,7 +138,8 @@ enum BridgeCommand {
                 SendCommand.HTTP2Options.teamID.spec, Options.upstreamCertificate.spec, Options.upstreamKey.spec,
                 Options.topic.spec, Options.store.spec, Options.window.spec, Options.strictOrder.spec,
                 Options.upstreamConnections.spec, Options.maximumConnections.spec, Options.idleTimeout.spec,
-                Options.drainTimeout.spec, Options.tlsMaximum.spec, Options.json.spec, CommonOptions.quiet.spec,
+                Options.drainTimeout.spec, Options.tlsMaximum.spec, ProxyOptions.url.spec, MetricsOptions.address.spec,
+                Options.json.spec, CommonOptions.quiet.spec,
             ] + CredentialOptions.passphraseOnly,
             run: { arguments, console in try await run(arguments, console: console) },
             examples: [
@@ -159,6 +179,8 @@ enum BridgeCommand {
         let fingerprints = try arguments.values(Options.clientFingerprint)
         let json = arguments.isSet(Options.json)
         let quiet = arguments.isSet(CommonOptions.quiet)
+        let proxy = try ProxyOptions.resolve(arguments, for: upstreamEndpoint.host)
+        let metered = try MetricsOptions.metrics(arguments)
 
         let credentials = try upstreamCredentials(arguments, console: console)
         let (identity, senderCAs) = try senderSide(arguments, console: console, pinned: !fingerprints.isEmpty)
@@ -172,6 +194,7 @@ enum BridgeCommand {
             }
         }
         upstream.connections = try arguments.required(Options.upstreamConnections)
+        upstream.proxy = proxy
         upstream.topic = nil  // each sender's topic, unless --topic
 
         var configuration = Bridge.Configuration(
@@ -189,13 +212,21 @@ enum BridgeCommand {
         configuration.maximumTLSVersion = try arguments.required(Options.tlsMaximum)
         let log = BridgeLog(console: console, json: json, quiet: quiet)
         configuration.events = { log.record($0) }
+        if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
 
         let bridge = try Bridge(configuration: configuration)
+        let metricsServer = metered.map { metrics, endpoint in
+            metrics.observe(bridge)
+            return MetricsOptions.server(metrics, at: endpoint) { bridge.readiness() }
+        }
         try await InterruptWatch.serve(
-            start: { try await bridge.start() },
-            announce: { endpoints in
-                log.line("listening on \(endpoints.gateway) (binary, bridging to \(upstreamEndpoint))")
+            start: { try await MetricsOptions.start(metricsServer) { try await bridge.start() } },
+            announce: { started in
+                let (endpoints, metricsEndpoint) = started
+                let through = proxy.map { " through \($0)" } ?? ""
+                log.line("listening on \(endpoints.gateway) (binary, bridging to \(upstreamEndpoint)\(through))")
                 if let feedback = endpoints.feedback { log.line("feedback on \(feedback)") }
+                if let metricsEndpoint { log.line(MetricsOptions.announcement(metricsEndpoint)) }
                 console.flush()
             },
             stop: {
@@ -206,6 +237,7 @@ enum BridgeCommand {
                             + "senders' last verdicts (signal again to stop at once)")
                 }
                 await bridge.stop()
+                await metricsServer?.stop()
             })
         let statistics = bridge.statistics
         if json {
