@@ -1,9 +1,6 @@
 import APNsCore
+internal import APNsRuntime
 internal import CLibPQ
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The store of a fleet of bridges: one PostgreSQL database (through libpq) that every bridge of
 /// the fleet opens. The 410 tuples any bridge stored are served by any bridge's feedback port,
@@ -52,10 +49,7 @@ public final class PostgresStore: BridgeStorage {
         self.connectionString = connection
         self.location = Self.redacted(connection)
         var random = SystemRandomNumberGenerator()
-        var host = [CChar](repeating: 0, count: 256)
-        gethostname(&host, host.count - 1)
-        let hostName = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        self.instance = "\(hostName)-\(getpid())-\(String(random.next() & 0xFFFF_FFFF, radix: 16))"
+        self.instance = "\(Host.name)-\(Host.processID)-\(String(random.next() & 0xFFFF_FFFF, radix: 16))"
         try connect()
         try migrate()
         try heartbeat()
@@ -459,8 +453,13 @@ public final class PostgresStore: BridgeStorage {
         -> R
     {
         guard !strings.isEmpty else { return body(nil) }
-        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
-        defer { for pointer in pointers { free(pointer) } }
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { string in
+            let text = string.utf8CString
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: text.count)
+            text.withUnsafeBufferPointer { copy.initialize(from: $0.baseAddress!, count: text.count) }
+            return copy
+        }
+        defer { for pointer in pointers { pointer?.deallocate() } }
         return pointers.withUnsafeMutableBufferPointer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { body($0) }
         }
