@@ -295,6 +295,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
         if let (reason, _) = ProviderRequest.problem(
             payloadCount: entry.request.payload.count, pushType: pushType, priority: entry.request.priority,
             topic: topic, collapseID: entry.request.collapseID, usesTokens: settings.credentials.usesTokens)
+            ?? pushType.problem(payload: entry.request.payload)
         {
             machine.refused(entry, reason: reason)
             return

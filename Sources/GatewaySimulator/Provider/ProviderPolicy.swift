@@ -21,6 +21,8 @@ package final class ProviderPolicy: Sendable {
     let recordingInterval: Double
     let seed: UInt64
     let events: (@Sendable (ProviderSimulatorEvent) -> Void)?
+    let channels: ChannelStore
+    let broadcastDisabledBundles: Set<String>
 
     struct Counters {
         var statistics = ProviderSimulator.Statistics()
@@ -39,7 +41,8 @@ package final class ProviderPolicy: Sendable {
             excessStreams: configuration.excessStreams, faults: configuration.faults, limits: configuration.limits,
             clock: configuration.clock,
             recorder: configuration.recorder, recordingInterval: configuration.recordingInterval,
-            seed: configuration.seed, events: configuration.events)
+            seed: configuration.seed, events: configuration.events, channels: configuration.channels,
+            broadcastDisabledBundles: configuration.broadcastDisabledBundles)
     }
 
     /// The rules without a TLS identity (for the fuzz target and in-memory tests).
@@ -50,8 +53,11 @@ package final class ProviderPolicy: Sendable {
         limits: ProviderSimulator.Limits = .init(),
         clock: ProviderSimulator.Clock = .system, recorder: (any ProviderRecorder)? = nil,
         recordingInterval: Duration = .zero, seed: UInt64 = 1,
-        events: (@Sendable (ProviderSimulatorEvent) -> Void)? = nil
+        events: (@Sendable (ProviderSimulatorEvent) -> Void)? = nil, channels: ChannelStore = ChannelStore(),
+        broadcastDisabledBundles: Set<String> = []
     ) {
+        self.channels = channels
+        self.broadcastDisabledBundles = broadcastDisabledBundles
         self.environment = environment
         var keys: [String: ProviderSimulator.AuthKey] = [:]
         for key in authKeys { keys[key.keyID] = key }

@@ -196,6 +196,9 @@ struct JSONLinesCheck: Sendable {
                 {
                     throw LegacyAPNsError(.malformedInput, explanation)
                 }
+                if let (_, explanation) = type.problem(payloadJSON: line.payload) {
+                    throw LegacyAPNsError(.malformedInput, explanation)
+                }
                 return type
             }
         }

@@ -1,0 +1,137 @@
+import APNsCore
+import Synchronization
+
+/// The broadcast channels of a ``ProviderSimulator`` and the broadcasts sent on them: Apple's
+/// channel rules as state.
+///
+/// - A channel belongs to one app (bundle id) and one environment; ``ProviderSimulator/Environment``
+///   keys everything, so one store shared by a production and a development simulator keeps their
+///   channels apart, as APNs does.
+/// - Its storage policy is fixed at creation.
+/// - At most ``maximumChannelsPerApp`` (Apple: 10,000) per app and environment; one more is
+///   refused with CannotCreateChannelConfig.
+/// - Deleting is irreversible: the id is never valid again.
+/// - Every accepted broadcast is recorded (the most recent ``maximumRecords``) with its channel
+///   and policy; on a most-recent-message channel (policy 1) the latest one is kept as the
+///   channel's stored message (``storedMessage(channel:bundleID:environment:)``), the earlier one
+///   replaced. Nothing is stored for a no-message-stored channel (policy 0).
+///
+/// Thread-safe: the connections of a simulator share it under a lock (one per channel request).
+public final class ChannelStore: Sendable {
+    /// One broadcast the simulator accepted.
+    public struct Broadcast: Hashable, Sendable {
+        /// The request as validated.
+        public var request: BroadcastRequest
+        /// The channel's storage policy.
+        public var policy: MessageStoragePolicy
+        /// The environment it was sent in.
+        public var environment: ProviderSimulator.Environment
+        /// The `apns-request-id` it was answered with.
+        public var requestID: APNsID
+        /// The `apns-unique-id` it was answered with (development).
+        public var uniqueID: APNsID?
+        /// Where Apple contradicts itself, which form the request used.
+        public var notes: [String]
+    }
+
+    private struct Key: Hashable {
+        var environment: ProviderSimulator.Environment
+        var bundleID: String
+    }
+
+    private struct State {
+        var channels: [Key: [(id: ChannelID, policy: MessageStoragePolicy)]] = [:]
+        var stored: [ChannelID: Broadcast] = [:]
+        /// Every id ever handed out, deleted ones included (never handed out again).
+        var issued: Set<ChannelID> = []
+        var broadcasts: [Broadcast] = []
+        var generator: SplitMix64
+    }
+
+    /// Channels one app may have in one environment.
+    public let maximumChannelsPerApp: Int
+    /// Broadcasts kept in ``broadcasts``.
+    public let maximumRecords: Int
+    private let state: Mutex<State>
+
+    /// An empty store.
+    ///
+    /// - Parameters:
+    ///   - maximumChannelsPerApp: Apple's 10,000 by default (tests lower it).
+    ///   - maximumRecords: how many broadcasts ``broadcasts`` keeps (the oldest go first).
+    ///   - seed: the generator of channel ids (reproducible runs).
+    public init(maximumChannelsPerApp: Int = 10_000, maximumRecords: Int = 10_000, seed: UInt64 = 0xC4A7) {
+        self.maximumChannelsPerApp = maximumChannelsPerApp
+        self.maximumRecords = maximumRecords
+        state = Mutex(State(generator: SplitMix64(seed: seed)))
+    }
+
+    /// The app's channels in `environment`, in the order they were created.
+    public func channels(bundleID: String, environment: ProviderSimulator.Environment) -> [ChannelID] {
+        state.withLock { $0.channels[Key(environment: environment, bundleID: bundleID)]?.map(\.id) ?? [] }
+    }
+
+    /// The storage policy of a channel, nil when the app has no such channel in `environment`.
+    public func policy(
+        of channel: ChannelID, bundleID: String, environment: ProviderSimulator.Environment
+    ) -> MessageStoragePolicy? {
+        state.withLock { state in
+            state.channels[Key(environment: environment, bundleID: bundleID)]?.first { $0.id == channel }?.policy
+        }
+    }
+
+    /// Every broadcast accepted (the most recent ``maximumRecords``), oldest first.
+    public var broadcasts: [Broadcast] { state.withLock { $0.broadcasts } }
+
+    /// The message a most-recent-message channel (policy 1) keeps for devices that come online:
+    /// its latest broadcast; nil for a no-message-stored channel or one that had none.
+    public func storedMessage(
+        channel: ChannelID, bundleID: String, environment: ProviderSimulator.Environment
+    ) -> Broadcast? {
+        state.withLock { state in
+            state.stored[channel].flatMap {
+                $0.request.bundleID == bundleID && $0.environment == environment ? $0 : nil
+            }
+        }
+    }
+
+    // MARK: - The simulator's side
+
+    /// Creates a channel: its id, or nil at the limit.
+    func create(
+        bundleID: String, policy: MessageStoragePolicy, environment: ProviderSimulator.Environment
+    ) -> ChannelID? {
+        state.withLock { state in
+            let key = Key(environment: environment, bundleID: bundleID)
+            var list = state.channels[key] ?? []
+            guard list.count < maximumChannelsPerApp else { return nil }
+            var id = ChannelID.random(using: &state.generator)
+            while !state.issued.insert(id).inserted { id = ChannelID.random(using: &state.generator) }
+            list.append((id, policy))
+            state.channels[key] = list
+            return id
+        }
+    }
+
+    /// Deletes a channel; false when there was none.
+    func delete(_ channel: ChannelID, bundleID: String, environment: ProviderSimulator.Environment) -> Bool {
+        state.withLock { state in
+            let key = Key(environment: environment, bundleID: bundleID)
+            guard let index = state.channels[key]?.firstIndex(where: { $0.id == channel }) else { return false }
+            state.channels[key]!.remove(at: index)
+            state.stored[channel] = nil
+            return true
+        }
+    }
+
+    /// Records an accepted broadcast.
+    func record(_ broadcast: Broadcast) {
+        state.withLock { state in
+            if broadcast.policy == .mostRecentMessageStored { state.stored[broadcast.request.channelID] = broadcast }
+            state.broadcasts.append(broadcast)
+            if state.broadcasts.count > maximumRecords {
+                state.broadcasts.removeFirst(state.broadcasts.count - maximumRecords)
+            }
+        }
+    }
+}
