@@ -199,6 +199,9 @@ struct JSONLinesCheck: Sendable {
                 if let (_, explanation) = type.problem(payloadJSON: line.payload) {
                     throw LegacyAPNsError(.malformedInput, explanation)
                 }
+                if type == .liveActivity, let problem = LiveActivityPayload.problem(inPayloadJSON: line.payload) {
+                    throw LegacyAPNsError(.malformedInput, problem)
+                }
                 return type
             }
         }
