@@ -5,7 +5,9 @@
 #
 # Targets: frame-decoder, feedback-decoder, error-response, jsonl, pkcs12, provider-server (the server
 # side of the HTTP/2 session and the simulator's request handling), provider-response (what the
-# HTTP/2 client reads from an answer: :status, apns-id, the JSON body, GOAWAY debug data; the property checks live
+# HTTP/2 client reads from an answer: :status, apns-id, the JSON body, GOAWAY debug data), channel-api (the
+# channel management and broadcast APIs' headers and bodies, through the validator, the simulator's channel
+# store and the client's readers; the property checks live
 # in Fuzz/Harness/FuzzTargets.swift and are replayed by `swift test` on Fixtures/fuzz). The corpus
 # starts from Fixtures/ and grows in .build/fuzz/corpus/<target>; crashing inputs land in
 # .build/fuzz/findings/<target>: copy them to Fixtures/fuzz/<target>/ once fixed, so the test suite
@@ -16,9 +18,9 @@ target=${1:?usage: Scripts/fuzz.sh <target> <seconds>}
 seconds=${2:?usage: Scripts/fuzz.sh <target> <seconds>}
 shift 2
 case "$target" in
-    frame-decoder | feedback-decoder | error-response | jsonl | pkcs12 | provider-server | provider-response) ;;
+    frame-decoder | feedback-decoder | error-response | jsonl | pkcs12 | provider-server | provider-response | channel-api) ;;
     *)
-        echo "unknown target '$target' (frame-decoder, feedback-decoder, error-response, jsonl, pkcs12, provider-server, provider-response)" >&2
+        echo "unknown target '$target' (frame-decoder, feedback-decoder, error-response, jsonl, pkcs12, provider-server, provider-response, channel-api)" >&2
         exit 2
         ;;
 esac
@@ -68,7 +70,7 @@ case "$target" in
     feedback-decoder) seeds=(Fixtures/feedback/*.bin) ;;
     jsonl) seeds=(Fixtures/jsonl/*.jsonl) ;;
     pkcs12) seeds=(Fixtures/certs/*.p12 Fixtures/certs/*.cer Fixtures/certs/*.pem) ;;
-    provider-server | provider-response) seeds=() ;;
+    provider-server | provider-response | channel-api) seeds=() ;;
 esac
 for seed in "${seeds[@]}"; do [ -f "$seed" ] && cp -n "$seed" "$corpus/" || true; done
 if [ -d "Fixtures/fuzz/$target" ]; then cp -n Fixtures/fuzz/"$target"/* "$corpus/" 2>/dev/null || true; fi

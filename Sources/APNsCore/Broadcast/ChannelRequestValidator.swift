@@ -70,15 +70,15 @@ package enum ChannelRequestValidator {
     }
 
     /// What the caller's channel store knows.
-    package struct ChannelLookup {
+    package struct ChannelLookup: Sendable {
         /// The storage policy of the app's channel `id` in this environment, nil when there is none.
-        package var policy: (_ bundleID: String, _ id: ChannelID) -> MessageStoragePolicy?
+        package var policy: @Sendable (_ bundleID: String, _ id: ChannelID) -> MessageStoragePolicy?
         /// Whether the app has broadcast enabled.
-        package var isEnabled: (_ bundleID: String) -> Bool
+        package var isEnabled: @Sendable (_ bundleID: String) -> Bool
 
         package init(
-            policy: @escaping (String, ChannelID) -> MessageStoragePolicy?,
-            isEnabled: @escaping (String) -> Bool = { _ in true }
+            policy: @escaping @Sendable (String, ChannelID) -> MessageStoragePolicy?,
+            isEnabled: @escaping @Sendable (String) -> Bool = { _ in true }
         ) {
             self.policy = policy
             self.isEnabled = isEnabled

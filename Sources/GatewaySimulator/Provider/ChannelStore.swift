@@ -32,6 +32,19 @@ public final class ChannelStore: Sendable {
         public var uniqueID: APNsID?
         /// Where Apple contradicts itself, which form the request used.
         public var notes: [String]
+
+        /// Creates a record.
+        public init(
+            request: BroadcastRequest, policy: MessageStoragePolicy, environment: ProviderSimulator.Environment,
+            requestID: APNsID, uniqueID: APNsID?, notes: [String]
+        ) {
+            self.request = request
+            self.policy = policy
+            self.environment = environment
+            self.requestID = requestID
+            self.uniqueID = uniqueID
+            self.notes = notes
+        }
     }
 
     private struct Key: Hashable {
@@ -98,7 +111,7 @@ public final class ChannelStore: Sendable {
     // MARK: - The simulator's side
 
     /// Creates a channel: its id, or nil at the limit.
-    func create(
+    package func create(
         bundleID: String, policy: MessageStoragePolicy, environment: ProviderSimulator.Environment
     ) -> ChannelID? {
         state.withLock { state in
@@ -114,7 +127,7 @@ public final class ChannelStore: Sendable {
     }
 
     /// Deletes a channel; false when there was none.
-    func delete(_ channel: ChannelID, bundleID: String, environment: ProviderSimulator.Environment) -> Bool {
+    package func delete(_ channel: ChannelID, bundleID: String, environment: ProviderSimulator.Environment) -> Bool {
         state.withLock { state in
             let key = Key(environment: environment, bundleID: bundleID)
             guard let index = state.channels[key]?.firstIndex(where: { $0.id == channel }) else { return false }
@@ -125,7 +138,7 @@ public final class ChannelStore: Sendable {
     }
 
     /// Records an accepted broadcast.
-    func record(_ broadcast: Broadcast) {
+    package func record(_ broadcast: Broadcast) {
         state.withLock { state in
             if broadcast.policy == .mostRecentMessageStored { state.stored[broadcast.request.channelID] = broadcast }
             state.broadcasts.append(broadcast)
