@@ -84,8 +84,8 @@ extension SendCommand {
                 throw CLIError.usage("--live-activity pushes are of type liveactivity, not \(pushType)")
             }
             pushType = .liveActivity
-            topic = liveActivityTopic(topic)
         }
+        if pushType == .liveActivity { topic = liveActivityTopic(topic) }
 
         // The input, checked whole before anything connects.
         let input: HTTP2Input
