@@ -9,7 +9,7 @@
 ///
 /// Keys are written in that order, absent ones left out, no white space. The rules (Apple's
 /// "Starting and updating Live Activities with ActivityKit push notifications"), checked by
-/// ``build()`` and, on any payload, by ``problem(inPayload:forBroadcast:)``:
+/// ``build(forBroadcast:)`` and, on any payload, by ``problem(inPayload:forBroadcast:)``:
 ///
 /// | rule | events |
 /// |---|---|
@@ -71,7 +71,7 @@ public struct LiveActivityPayload: Hashable, Sendable {
     /// subscribes to.
     public var inputPushChannel: String?
 
-    /// Creates a payload from its parts (``build()`` checks them).
+    /// Creates a payload from its parts (``build(forBroadcast:)`` checks them).
     public init(
         event: Event, timestamp: Int64, contentState: JSONValue, staleDate: Int64? = nil, dismissalDate: Int64? = nil,
         relevanceScore: Double? = nil, alert: PayloadBuilder.Alert? = nil, attributesType: String? = nil,
