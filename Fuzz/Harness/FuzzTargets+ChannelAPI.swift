@@ -28,8 +28,10 @@ extension FuzzTargets {
         let environment: ProviderSimulator.Environment = mode & 2 != 0 ? .production : .development
         let store = ChannelStore(maximumChannelsPerApp: 3)
         let bundle = "com.example.app"
-        let made = mode & 8 != 0
-            ? store.create(bundleID: bundle, policy: MessageStoragePolicy(rawValue: Int(mode >> 4) & 1),
+        let made =
+            mode & 8 != 0
+            ? store.create(
+                bundleID: bundle, policy: MessageStoragePolicy(rawValue: Int(mode >> 4) & 1),
                 environment: environment) : nil
         let authorization: ProviderAuthorization =
             mode & 1 != 0 ? .certificate(topics: [bundle]) : .token(.accepted(topics: nil))
@@ -70,15 +72,19 @@ extension FuzzTargets {
         case .success(.read(let bundleID, let id)):
             let policy = store.policy(of: id, bundleID: bundleID, environment: environment)
             check(policy != nil, "read a channel that does not exist")
-            response = ChannelResponse(status: 200, body: policy.map { ChannelConfiguration(storagePolicy: $0).json } ?? [])
+            response = ChannelResponse(
+                status: 200, body: policy.map { ChannelConfiguration(storagePolicy: $0).json } ?? [])
         case .success(.delete(let bundleID, let id)):
-            check(store.delete(id, bundleID: bundleID, environment: environment), "deleted a channel that did not exist")
+            check(
+                store.delete(id, bundleID: bundleID, environment: environment), "deleted a channel that did not exist")
             response = ChannelResponse(status: 204)
         case .success(.list(let bundleID)):
             response = ChannelResponse(
                 status: 200, body: ChannelID.listJSON(store.channels(bundleID: bundleID, environment: environment)))
         case .success(.broadcast(let request, let policy)):
-            check(!body.isEmpty && body.count <= PushType.broadcastMaximumPayloadSize, "a broadcast of \(body.count) bytes")
+            check(
+                !body.isEmpty && body.count <= PushType.broadcastMaximumPayloadSize,
+                "a broadcast of \(body.count) bytes")
             check(made == request.channelID, "a broadcast on a channel that does not exist")
             check(policy != .noMessageStored || request.expiration.rawValue == 0, "a policy-0 broadcast that expires")
             response = ChannelResponse(status: 200, uniqueID: APNsID(rawValue: 7))
@@ -92,7 +98,9 @@ extension FuzzTargets {
             var name = headers.name(at: field)
             var value = headers.value(at: field)
             name.withUTF8 { name in
-                value.withUTF8 { read.takeHeader(name: UnsafeRawBufferPointer(name), value: UnsafeRawBufferPointer($0)) }
+                value.withUTF8 {
+                    read.takeHeader(name: UnsafeRawBufferPointer(name), value: UnsafeRawBufferPointer($0))
+                }
             }
         }
         read.takeBody(response.bodyBytes)

@@ -14,7 +14,8 @@ final class ExchangeLine: Sendable {
     func perform(
         _ headers: @escaping @Sendable (inout HTTP2HeaderList, String, String?) -> Void, body: [UInt8]
     ) async throws -> ChannelResponse {
-        let result = await OSThread.run(name: "apns-h2-channel") { [self] () -> Result<ChannelResponse, LegacyAPNsError> in
+        let result = await OSThread.run(name: "apns-h2-channel") {
+            [self] () -> Result<ChannelResponse, LegacyAPNsError> in
             exchange.withLock { exchange in
                 do {
                     return .success(try exchange.perform(.init(writeHeaders: headers, body: body)))

@@ -283,10 +283,13 @@ public struct NotificationLineParser: Sendable {
             }
             var fields = extra ?? HTTP2Fields()
             if let type = fields.pushType, type != .liveActivity {
-                throw LegacyAPNsError(.malformedInput, "a \"liveActivity\" line is of pushType liveactivity, not \(type)")
+                throw LegacyAPNsError(
+                    .malformedInput, "a \"liveActivity\" line is of pushType liveactivity, not \(type)")
             }
             fields.pushType = .liveActivity
-            if let topic = fields.topic, let suffix = PushType.liveActivity.requiredTopicSuffix, !topic.hasSuffix(suffix) {
+            if let topic = fields.topic, let suffix = PushType.liveActivity.requiredTopicSuffix,
+                !topic.hasSuffix(suffix)
+            {
                 fields.topic = topic + suffix
             }
             extra = fields
@@ -294,7 +297,8 @@ public struct NotificationLineParser: Sendable {
         }
         guard let payload else {
             throw LegacyAPNsError(
-                .malformedInput, dialect == .http2 ? "missing \"payload\" (or \"liveActivity\")" : "missing \"payload\"")
+                .malformedInput, dialect == .http2 ? "missing \"payload\" (or \"liveActivity\")" : "missing \"payload\""
+            )
         }
         return Fields(
             token: token, payloadRange: payload.range, decodedPayload: payload.decoded,

@@ -39,8 +39,7 @@ extension LiveActivityPayload {
         for key in ["stale-date", "dismissal-date"] {
             if let range = value(key), !isWhole(range) { return "aps.\(key) must be whole seconds since 1970" }
         }
-        if let score = value("relevance-score"), !(aps[score.lowerBound] == UInt8(ascii: "-") || isNumber(aps[score]))
-        {
+        if let score = value("relevance-score"), !(aps[score.lowerBound] == UInt8(ascii: "-") || isNumber(aps[score])) {
             return "aps.relevance-score must be a number"
         }
         if event != .end, value("dismissal-date") != nil { return "aps.dismissal-date belongs to an end event" }

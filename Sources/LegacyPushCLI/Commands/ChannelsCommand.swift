@@ -11,7 +11,8 @@ enum ChannelsCommand {
             help: "0: no message stored (a higher budget; broadcasts need --expiry 0); 1: the most recent message "
                 + "kept up to 8 hours. Fixed for the channel's life.",
             ["0": .noMessageStored, "1": .mostRecentMessageStored])
-        static let channel = SendCommand.LiveActivityOptions.channel.help("The channel id (channels create printed it).")
+        static let channel = SendCommand.LiveActivityOptions.channel.help(
+            "The channel id (channels create printed it).")
         static let requestID = Option<APNsID>(
             "request-id", "uuid", help: "apns-request-id for the request (echoed in the answer; default: APNs's)."
         ) { text in
@@ -54,7 +55,8 @@ enum ChannelsCommand {
                         "legacy-push channels create --gateway 127.0.0.1:2197 --ca-file Fixtures/certs/ca.pem "
                             + "--auth-key Fixtures/certs/AuthKey_ABC123DEFG.p8 --team-id DEF123GHIJ "
                             + "--topic com.example.legacy --storage-policy 1"
-                    ]) { arguments, client, bundleID, requestID, console in
+                    ]
+                ) { arguments, client, bundleID, requestID, console in
                     let policy = try arguments.required(Options.storagePolicy)
                     switch try await client.create(bundleID: bundleID, storagePolicy: policy, requestID: requestID) {
                     case .success(let id):
@@ -119,7 +121,8 @@ enum ChannelsCommand {
                 let endpoint = try SendCommand.http2Endpoint(
                     arguments, sandbox: ChannelServer.sandbox.endpoint, production: ChannelServer.production.endpoint)
                 var configuration = ChannelClient.Configuration(
-                    server: .custom(endpoint), credentials: try SendCommand.http2Credentials(arguments, console: console))
+                    server: .custom(endpoint),
+                    credentials: try SendCommand.http2Credentials(arguments, console: console))
                 configuration.trust = try ConnectionOptions.trust(arguments)
                 configuration.timeout = try arguments.required(SendCommand.Options.timeout)
                 let client = try ChannelClient(configuration: configuration)

@@ -43,7 +43,8 @@ extension SendCommand {
                 + "(default 10) and --expiry (default 0) its headers."
         ) { text in
             guard let id = ChannelID(text) else {
-                throw CLIError.usage("--channel expects a channel id (base64, as channels create printed), got '\(text)'")
+                throw CLIError.usage(
+                    "--channel expects a channel id (base64, as channels create printed), got '\(text)'")
             }
             return id
         }
@@ -91,7 +92,8 @@ extension SendCommand {
             throw CLIError.usage("--live-activity needs --content-state JSON (the activity's ContentState)")
         }
         var activity = LiveActivityPayload(
-            event: event, timestamp: try arguments.value(LiveActivityOptions.timestamp)
+            event: event,
+            timestamp: try arguments.value(LiveActivityOptions.timestamp)
                 ?? SystemProviderClock().unixTime(), contentState: state)
         activity.staleDate = try arguments.value(LiveActivityOptions.staleDate)
         activity.dismissalDate = try arguments.value(LiveActivityOptions.dismissalDate)

@@ -16,7 +16,9 @@ import Testing
 
     @Test func readAndListBodiesRoundTripAndAnEmptyListBodyIsNoChannels() throws {
         let configuration = ChannelConfiguration(storagePolicy: .mostRecentMessageStored)
-        #expect(String(decoding: configuration.json, as: UTF8.self) == #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#)
+        #expect(
+            String(decoding: configuration.json, as: UTF8.self)
+                == #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#)
         #expect(ChannelConfiguration(json: configuration.json) == configuration)
         #expect(ChannelConfiguration(json: Array("{}".utf8)) == nil)
         let ids = [ChannelID("YQ==")!, ChannelID("YWI=")!]
@@ -32,11 +34,14 @@ import Testing
         let id = ChannelID("dHN0LXU2Cg==")!
         let create = ChannelRequest(bundleID: "com.example.app", operation: .create(.noMessageStored))
         #expect(create.method == "POST" && create.path == "/1/apps/com.example.app/channels")
-        #expect(String(decoding: create.body, as: UTF8.self) == #"{"message-storage-policy":0,"push-type":"LiveActivity"}"#)
+        #expect(
+            String(decoding: create.body, as: UTF8.self) == #"{"message-storage-policy":0,"push-type":"LiveActivity"}"#)
         let read = ChannelRequest(bundleID: "com.example.app", operation: .read(id))
         #expect(read.method == "GET" && read.path == "/1/apps/com.example.app/channels" && read.body.isEmpty)
         #expect(ChannelRequest(bundleID: "com.example.app", operation: .delete(id)).method == "DELETE")
-        #expect(ChannelRequest(bundleID: "com.example.app", operation: .list).path == "/1/apps/com.example.app/all-channels")
+        #expect(
+            ChannelRequest(bundleID: "com.example.app", operation: .list).path == "/1/apps/com.example.app/all-channels"
+        )
 
         let payload = try Payload(json: #"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#)
         let broadcast = BroadcastRequest(bundleID: "com.example.app", channelID: id, payload: payload)
@@ -50,7 +55,9 @@ import Testing
         #expect(large.problem()?.reason == .payloadTooLarge)
         var start = broadcast
         start.payload = try Payload(
-            json: #"{"aps":{"event":"start","timestamp":1,"content-state":{},"alert":"a","attributes-type":"T","attributes":{}}}"#)
+            json:
+                #"{"aps":{"event":"start","timestamp":1,"content-state":{},"alert":"a","attributes-type":"T","attributes":{}}}"#
+        )
         #expect(start.problem()?.explanation.contains("cannot start") == true)
     }
 

@@ -97,7 +97,9 @@ import Testing
         #expect(PushType.background.problem(priority: .lowest)?.reason == .badPriority)
         #expect(PushType.liveActivity.problem(priority: .immediate) == nil)
         #expect(PushType.liveActivity.problem(priority: .conservePower) == nil)
-        #expect(PushType.liveActivity.problem(priority: .lowest)?.explanation == "liveactivity pushes must use priority 10 or 5, not 1")
+        #expect(
+            PushType.liveActivity.problem(priority: .lowest)?.explanation
+                == "liveactivity pushes must use priority 10 or 5, not 1")
         for type in PushType.allKnown where type != .background && type != .liveActivity {
             for priority in Priority.http2Values { #expect(type.problem(priority: priority) == nil, "\(type)") }
         }
@@ -113,10 +115,14 @@ import Testing
 
     @Test func widgetsAndLiveActivityPayloadsAreRead() throws {
         #expect(PushType.widgets.problem(payload: try Payload(json: #"{"aps":{"content-changed":true}}"#)) == nil)
-        for json in [#"{"aps":{}}"#, #"{"aps":{"content-changed":1}}"#, #"{"aps":{"content-changed":true,"alert":"x"}}"#] {
+        for json in [
+            #"{"aps":{}}"#, #"{"aps":{"content-changed":1}}"#, #"{"aps":{"content-changed":true,"alert":"x"}}"#,
+        ] {
             #expect(PushType.widgets.problem(payload: try Payload(json: json))?.reason == .invalidPushType, "\(json)")
         }
-        #expect(PushType.liveActivity.problem(payload: try Payload(json: #"{"aps":{"alert":"x"}}"#))?.reason == .invalidPushType)
+        #expect(
+            PushType.liveActivity.problem(payload: try Payload(json: #"{"aps":{"alert":"x"}}"#))?.reason
+                == .invalidPushType)
         let big = #"{"aps":{"event":"update","attributes":{"s":"\#(String(repeating: "x", count: 4090))"}}}"#
         #expect(PushType.liveActivity.problem(payload: try Payload(json: big))?.reason == .payloadTooLarge)
         // Every other type's payload is not read at all.

@@ -4,8 +4,14 @@ import Testing
 /// The Live Activity payload: its bytes for each event, and every one of Apple's rules refusing
 /// what breaks it, before anything is sent.
 @Suite struct LiveActivityPayloadTests {
-    struct Score: Encodable { var home: Int; var away: Int }
-    struct Match: Encodable { var home: String; var away: String }
+    struct Score: Encodable {
+        var home: Int
+        var away: Int
+    }
+    struct Match: Encodable {
+        var home: String
+        var away: String
+    }
 
     @Test func startUpdateAndEndWriteApplesKeysInOrder() throws {
         let start = try LiveActivityPayload.start(
@@ -15,7 +21,8 @@ import Testing
             try start.build().string
                 == #"{"aps":{"event":"start","timestamp":1767225600,"content-state":{"home":0,"away":0},"alert":"Kick-off","attributes-type":"MatchAttributes","attributes":{"home":"A","away":"B"}}}"#
         )
-        var update = try LiveActivityPayload(event: .update, timestamp: 1_767_225_700, contentState: Score(home: 1, away: 0))
+        var update = try LiveActivityPayload(
+            event: .update, timestamp: 1_767_225_700, contentState: Score(home: 1, away: 0))
         update.staleDate = 1_767_226_000
         update.relevanceScore = 0.5
         #expect(
@@ -48,7 +55,8 @@ import Testing
         Broken(name: "start without alert", change: { $0.alert = nil }, message: "aps.alert is required"),
         Broken(name: "start without type", change: { $0.attributesType = nil }, message: "aps.attributes-type"),
         Broken(name: "start without attributes", change: { $0.attributes = nil }, message: "aps.attributes (a JSON"),
-        Broken(name: "attributes not an object", change: { $0.attributes = [1, 2] }, message: "aps.attributes (a JSON"),
+        Broken(
+            name: "attributes not an object", change: { $0.attributes = [1, 2] }, message: "aps.attributes (a JSON"),
         Broken(name: "content state not an object", change: { $0.contentState = "x" }, message: "aps.content-state"),
         Broken(
             name: "content state over 4 KB in a broadcast",
@@ -60,18 +68,32 @@ import Testing
                 $0.contentState = ["s": .string(String(repeating: "x", count: 4100))]
             }, forBroadcast: true, message: "content-state has 4108 bytes; at most 4096"),
         Broken(
-            name: "attributes over 4 KB", change: { $0.attributes = ["s": .string(String(repeating: "x", count: 4100))] },
+            name: "attributes over 4 KB",
+            change: { $0.attributes = ["s": .string(String(repeating: "x", count: 4100))] },
             message: "at most 4096"),
         Broken(
-            name: "token and channel", change: { $0.inputPushToken = true; $0.inputPushChannel = "YQ==" },
+            name: "token and channel",
+            change: {
+                $0.inputPushToken = true
+                $0.inputPushChannel = "YQ=="
+            },
             message: "not both"),
         Broken(name: "dismissal on start", change: { $0.dismissalDate = 1 }, message: "belongs to an end event"),
         Broken(
-            name: "attributes on update", change: { $0.event = .update; $0.alert = nil },
+            name: "attributes on update",
+            change: {
+                $0.event = .update
+                $0.alert = nil
+            },
             message: "aps.attributes-type belongs to a start event"),
         Broken(
             name: "input token on end",
-            change: { $0.event = .end; $0.attributesType = nil; $0.attributes = nil; $0.inputPushToken = true },
+            change: {
+                $0.event = .end
+                $0.attributesType = nil
+                $0.attributes = nil
+                $0.inputPushToken = true
+            },
             message: "aps.input-push-token belongs to a start event"),
         Broken(name: "broadcast start", change: { _ in }, forBroadcast: true, message: "cannot start"),
         Broken(
@@ -103,8 +125,14 @@ import Testing
             (#"{"aps":{"event":"update","timestamp":"5","content-state":{}}}"#, "aps.timestamp"),
             (#"{"aps":{"event":"end","timestamp":5}}"#, "aps.content-state"),
             (#"{"aps":{"event":"end","timestamp":5,"content-state":{},"stale-date":-1}}"#, "aps.stale-date"),
-            (#"{"aps":{"event":"update","timestamp":5,"content-state":{},"relevance-score":"high"}}"#, "relevance-score"),
-            (#"{"aps":{"event":"update","timestamp":5,"content-state":{},"input-push-channel":"YQ=="}}"#, "start event"),
+            (
+                #"{"aps":{"event":"update","timestamp":5,"content-state":{},"relevance-score":"high"}}"#,
+                "relevance-score"
+            ),
+            (
+                #"{"aps":{"event":"update","timestamp":5,"content-state":{},"input-push-channel":"YQ=="}}"#,
+                "start event"
+            ),
             (#"[1]"#, "JSON object with an aps"),
         ]
         for (json, message) in cases {
@@ -112,7 +140,8 @@ import Testing
             #expect(problem?.contains(message) == true, "\(json): \(problem ?? "nil")")
         }
         let broadcastSized = try Payload(
-            json: #"{"aps":{"event":"update","timestamp":5,"content-state":{"s":"\#(String(repeating: "x", count: 4100))"}}}"#
+            json:
+                #"{"aps":{"event":"update","timestamp":5,"content-state":{"s":"\#(String(repeating: "x", count: 4100))"}}}"#
         )
         #expect(LiveActivityPayload.problem(inPayload: broadcastSized)?.contains("at most 4096") == true)
         #expect(

@@ -52,7 +52,8 @@ import Testing
             var lines: [String] = []
             let deadline = Date().addingTimeInterval(5)
             while lines.count < count, Date() < deadline {
-                lines = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+                lines = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(
+                    String.init)
                 if lines.count < count { try await Task.sleep(for: .milliseconds(20)) }
             }
             return lines
@@ -82,7 +83,10 @@ import Testing
         #expect(deleted.status == 0 && deleted.output == "deleted \(id)\n")
         let gone = await server.channels(["read", "--channel", id, "--json"])
         #expect(gone.status == 1)
-        #expect(gone.output.hasPrefix(#"{"event":"rejected","channelId":"\#(id)","status":400,"reason":"ChannelNotRegistered","requestId":""#))
+        #expect(
+            gone.output.hasPrefix(
+                #"{"event":"rejected","channelId":"\#(id)","status":400,"reason":"ChannelNotRegistered","requestId":""#)
+        )
         let human = await server.channels(["delete", "--channel", id])
         #expect(human.status == 1 && human.stderr.contains("refused: 400 ChannelNotRegistered"), "\(human.stderr)")
 
@@ -91,7 +95,8 @@ import Testing
         #expect(noPolicy.status == 2 && noPolicy.stderr.contains("missing --storage-policy"))
         let badID = await server.channels(["read", "--channel", "not base64!"])
         #expect(badID.status == 2 && badID.stderr.contains("--channel expects a channel id"))
-        let suffixed = await CLIRunner.run(["channels", "list", "--topic", "com.example.legacy.push-type.liveactivity"] + Self.token)
+        let suffixed = await CLIRunner.run(
+            ["channels", "list", "--topic", "com.example.legacy.push-type.liveactivity"] + Self.token)
         #expect(suffixed.status == 2 && suffixed.stderr.contains("without '.push-type.liveactivity'"))
     }
 
@@ -101,7 +106,8 @@ import Testing
         defer { _ = server.process.interruptAndWait() }
         let start = await server.send([
             "--token", Self.hex, "--topic", "com.example.legacy", "--live-activity", "start", "--timestamp", "100",
-            "--content-state", #"{"progress":0}"#, "--alert", "Order received", "--attributes-type", "DeliveryAttributes",
+            "--content-state", #"{"progress":0}"#, "--alert", "Order received", "--attributes-type",
+            "DeliveryAttributes",
             "--attributes", #"{"order":42}"#, "--input-push-token",
         ])
         #expect(start.status == 0, "\(start.stderr)")
@@ -118,7 +124,9 @@ import Testing
         let recorded = try await server.recorded(3)
         #expect(recorded.count == 3)
         for line in recorded {
-            #expect(line.contains(#""topic":"com.example.legacy.push-type.liveactivity","pushType":"liveactivity""#), "\(line)")
+            #expect(
+                line.contains(#""topic":"com.example.legacy.push-type.liveactivity","pushType":"liveactivity""#),
+                "\(line)")
         }
         #expect(
             recorded.first?.contains(
@@ -139,7 +147,8 @@ import Testing
             "--channel", plain, "--topic", "com.example.legacy", "--payload",
             #"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, "--expiry", "1900000000", "--json",
         ])
-        #expect(expiring.status == 1 && expiring.output.contains(#""reason":"BadExpirationDate""#), "\(expiring.output)")
+        #expect(
+            expiring.status == 1 && expiring.output.contains(#""reason":"BadExpirationDate""#), "\(expiring.output)")
         let starting = await server.send([
             "--channel", id, "--topic", "com.example.legacy", "--live-activity", "start", "--content-state", "{}",
             "--alert", "a", "--attributes-type", "T", "--attributes", "{}",
@@ -163,11 +172,19 @@ import Testing
         #expect(sent.status == 0, "\(sent.stderr) \(sent.output)")
         let recorded = try await server.recorded(2)
         #expect(recorded.count == 2)
-        for line in recorded { #expect(line.contains(#""topic":"com.example.legacy.push-type.liveactivity","pushType":"liveactivity""#)) }
-        #expect(recorded.contains { $0.contains(#""payload":"{\"aps\":{\"event\":\"update\",\"timestamp\":5,\"content-state\":{\"a\":1}}}""#) })
+        for line in recorded {
+            #expect(line.contains(#""topic":"com.example.legacy.push-type.liveactivity","pushType":"liveactivity""#))
+        }
+        #expect(
+            recorded.contains {
+                $0.contains(
+                    #""payload":"{\"aps\":{\"event\":\"update\",\"timestamp\":5,\"content-state\":{\"a\":1}}}""#)
+            })
 
         let bad = try scratch.write(
-            Array((#"{"token":"\#(Self.hex)","liveActivity":{"event":"start","timestamp":5,"content-state":{}}}"# + "\n").utf8),
+            Array(
+                (#"{"token":"\#(Self.hex)","liveActivity":{"event":"start","timestamp":5,"content-state":{}}}"# + "\n")
+                    .utf8),
             named: "bad.jsonl")
         let refused = await server.send(["--input", bad, "--topic", "com.example.legacy"])
         #expect(refused.status == 2 && refused.stderr.contains("line 1: aps.alert is required"), "\(refused.stderr)")
@@ -179,8 +196,14 @@ import Testing
         (["--live-activity", "update", "--content-state", "[1]"], "aps.content-state (a JSON object) is required"),
         (["--live-activity", "update", "--content-state", "{"], "--content-state: not JSON"),
         (["--live-activity", "update", "--content-state", "{}", "--badge", "1"], "--badge does not belong"),
-        (["--live-activity", "update", "--content-state", "{}", "--priority", "1"], "liveactivity pushes must use priority 10 or 5"),
-        (["--live-activity", "update", "--content-state", "{}", "--push-type", "alert"], "of type liveactivity, not alert"),
+        (
+            ["--live-activity", "update", "--content-state", "{}", "--priority", "1"],
+            "liveactivity pushes must use priority 10 or 5"
+        ),
+        (
+            ["--live-activity", "update", "--content-state", "{}", "--push-type", "alert"],
+            "of type liveactivity, not alert"
+        ),
         (["--alert", "x", "--input-push-token"], "--input-push-token belongs to a Live Activity"),
         (["--live-activity", "pause"], "--live-activity must be one of start, update, end"),
     ])

@@ -36,12 +36,16 @@ import Testing
 
     @Test(arguments: ProviderClientSimulatorTests.Auth.allCases)
     func aChannelsLifeOverOneConnection(_ auth: ProviderClientSimulatorTests.Auth) async throws {
-        try await withProviderSimulator { $0.managementPort = 0 } _: { fixture in
+        try await withProviderSimulator {
+            $0.managementPort = 0
+        } _: { fixture in
             let client = try Self.channels(try #require(fixture.simulator.managementEndpoint), auth)
             let requestID = APNsID("123e4567-e89b-12d3-a456-4266554400a0")!
             let kept = try await client.create(bundleID: Self.bundle, storagePolicy: .mostRecentMessageStored).get()
             let plain = try await client.create(bundleID: Self.bundle, storagePolicy: .noMessageStored).get()
-            #expect(try await client.read(kept, bundleID: Self.bundle).get() == ChannelConfiguration(storagePolicy: .mostRecentMessageStored))
+            #expect(
+                try await client.read(kept, bundleID: Self.bundle).get()
+                    == ChannelConfiguration(storagePolicy: .mostRecentMessageStored))
             #expect(try await client.read(plain, bundleID: Self.bundle).get().storagePolicy == .noMessageStored)
             #expect(try await client.list(bundleID: Self.bundle).get() == [kept, plain])
             #expect(try await client.delete(plain, bundleID: Self.bundle, requestID: requestID).get() == requestID)
@@ -73,7 +77,10 @@ import Testing
             let channels = try Self.channels(fixture.endpoint, auth)
             let id = try await channels.create(bundleID: Self.bundle, storagePolicy: .mostRecentMessageStored).get()
             let sender = try Self.broadcasts(fixture.endpoint, auth)
-            struct Score: Encodable { var home: Int; var away: Int }
+            struct Score: Encodable {
+                var home: Int
+                var away: Int
+            }
             for (minute, score) in [(60, Score(home: 1, away: 0)), (75, Score(home: 2, away: 0))] {
                 let update = try LiveActivityPayload(event: .update, timestamp: Int64(minute), contentState: score)
                 let request = BroadcastRequest(
@@ -82,7 +89,8 @@ import Testing
                 let answer = try await sender.send(request).get()
                 #expect(answer.status == 200 && answer.requestID != nil && answer.uniqueID != nil)
             }
-            let stored = fixture.simulator.channels.storedMessage(channel: id, bundleID: Self.bundle, environment: .development)
+            let stored = fixture.simulator.channels.storedMessage(
+                channel: id, bundleID: Self.bundle, environment: .development)
             #expect(stored?.request.payload.string.contains(#""home":2"#) == true)
             #expect(stored?.policy == .mostRecentMessageStored && stored?.request.priority == .conservePower)
             #expect(stored?.notes.first == "apns-push-type 'liveactivity' (Apple's samples)")
@@ -133,7 +141,8 @@ import Testing
                     timestamp: 100, contentState: State(progress: 0), alert: "Your order is being prepared",
                     attributesType: "DeliveryAttributes", attributes: ["order": "42"] as [String: String]
                 ).build())
-            payloads.append(try LiveActivityPayload(event: .update, timestamp: 200, contentState: State(progress: 0.5)).build())
+            payloads.append(
+                try LiveActivityPayload(event: .update, timestamp: 200, contentState: State(progress: 0.5)).build())
             var end = try LiveActivityPayload(event: .end, timestamp: 300, contentState: State(progress: 1))
             end.dismissalDate = 0
             payloads.append(try end.build())
@@ -147,7 +156,10 @@ import Testing
             #expect(report.accepted == 3, "\(report.rejected)")
             let recorded = fixture.recorder.accepted.map(\.request)
             #expect(recorded.map(\.payload) == payloads)
-            #expect(recorded.allSatisfy { $0.topic == Self.bundle + ".push-type.liveactivity" && $0.pushType == .liveActivity })
+            #expect(
+                recorded.allSatisfy {
+                    $0.topic == Self.bundle + ".push-type.liveactivity" && $0.pushType == .liveActivity
+                })
 
             var certificate = ProviderClientSimulatorTests.configuration(fixture.endpoint, auth: .certificate)
             certificate.topic = Self.bundle + ".push-type.liveactivity"

@@ -32,7 +32,10 @@ import Testing
     static func curl(_ arguments: [String], write: String) throws -> (body: String, fields: [String], stderr: String) {
         let result = try Curl.run(Curl.universalPEM + arguments + ["-w", "\n" + write])
         let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        return (lines.dropLast().joined(separator: "\n"), (lines.last ?? "").split(separator: " ").map(String.init), result.stderr)
+        return (
+            lines.dropLast().joined(separator: "\n"), (lines.last ?? "").split(separator: " ").map(String.init),
+            result.stderr
+        )
     }
 
     @Test func curlSendsApplesDocumentedChannelRequestsAndABroadcast() async throws {
@@ -50,19 +53,23 @@ import Testing
             #expect(create.fields[2] == "0309f14c-c6d8-4b7a-8e35-6e1fa4c40f00")
 
             // Read: the id in the apns-channel-id header, not the path; a request id made up.
-            let read = try Self.curl(["-H", "apns-channel-id: \(id)", channels], write: "%{http_code} %header{apns-request-id}")
+            let read = try Self.curl(
+                ["-H", "apns-channel-id: \(id)", channels], write: "%{http_code} %header{apns-request-id}")
             #expect(read.fields.first == "200" && APNsID(read.fields.last ?? "") != nil, "\(read)")
             #expect(read.body == #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#)
 
             // List.
-            let list = try Self.curl([Self.url(management, "/1/apps/\(Self.bundle)/all-channels")], write: "%{http_code}")
+            let list = try Self.curl(
+                [Self.url(management, "/1/apps/\(Self.bundle)/all-channels")], write: "%{http_code}")
             #expect(list.fields == ["200"] && list.body == #"{"channels":["\#(id)"]}"#, "\(list)")
 
             // A broadcast on the push port, with Apple's headers.
             let broadcast = try Self.curl(
                 [
-                    "-H", "apns-channel-id: \(id)", "-H", "apns-push-type: liveactivity", "-H", "apns-expiration: 1900000000",
-                    "-H", "apns-priority: 10", "-H", "apns-request-id: 1309f14c-c6d8-4b7a-8e35-6e1fa4c40f00", "-d", Self.update,
+                    "-H", "apns-channel-id: \(id)", "-H", "apns-push-type: liveactivity", "-H",
+                    "apns-expiration: 1900000000",
+                    "-H", "apns-priority: 10", "-H", "apns-request-id: 1309f14c-c6d8-4b7a-8e35-6e1fa4c40f00", "-d",
+                    Self.update,
                     Self.url(fixture.endpoint, "/4/broadcasts/apps/\(Self.bundle)"),
                 ], write: "%{http_code} %header{apns-request-id} %header{apns-unique-id}")
             #expect(broadcast.fields.count == 3 && broadcast.fields[0] == "200", "\(broadcast)")
@@ -73,7 +80,8 @@ import Testing
             #expect(recorded.first?.request.payload.string == Self.update)
 
             // Delete: 204, and the channel is gone for good.
-            let delete = try Self.curl(["-X", "DELETE", "-H", "apns-channel-id: \(id)", channels], write: "%{http_code}")
+            let delete = try Self.curl(
+                ["-X", "DELETE", "-H", "apns-channel-id: \(id)", channels], write: "%{http_code}")
             #expect(delete.fields == ["204"] && delete.body.isEmpty, "\(delete)")
             let again = try Self.curl(["-H", "apns-channel-id: \(id)", channels], write: "%{http_code}")
             #expect(again.fields == ["400"] && again.body == #"{"reason":"ChannelNotRegistered"}"#)
@@ -86,14 +94,16 @@ import Testing
             let token = try ProviderFixture.pyJWTToken()
             let result = try Curl.run(
                 [
-                    "-H", "authorization: bearer \(token)", "-d", #"{"message-storage-policy":0,"push-type":"LiveActivity"}"#,
+                    "-H", "authorization: bearer \(token)", "-d",
+                    #"{"message-storage-policy":0,"push-type":"LiveActivity"}"#,
                     "-o", "/dev/null", "-w", "%{http_code} %header{apns-channel-id}",
                     Self.url(management, "/1/apps/com.any.app/channels"),
                 ])
             #expect(result.output.hasPrefix("201 "), "\(result.output) \(result.stderr)")
             let push = try Curl.run(
                 Curl.universalPEM + ProviderIndependentClientTests.topic + [
-                    "-d", #"{"aps":{}}"#, "-w", " %{http_code}", Self.url(management, "/3/device/" + ProviderFixture.hex),
+                    "-d", #"{"aps":{}}"#, "-w", " %{http_code}",
+                    Self.url(management, "/3/device/" + ProviderFixture.hex),
                 ])
             #expect(push.output == #"{"reason":"BadPath"} 404"#)
             #expect(fixture.recorder.accepted.isEmpty)
@@ -110,21 +120,26 @@ import Testing
         let broadcasts = url(fixture.endpoint, "/4/broadcasts/apps/\(bundle)")
         let good = ["-H", "apns-channel-id: \(id)", "-H", "apns-push-type: liveactivity", "-H", "apns-priority: 10"]
         /// A broadcast with Apple's headers, `replacing` some of them (curl sends a repeated -H twice).
-        func broadcast(_ replacing: [String: String] = [:], expiration: String = "0", body: String = update) -> [String] {
+        func broadcast(_ replacing: [String: String] = [:], expiration: String = "0", body: String = update) -> [String]
+        {
             var headers = ["apns-channel-id": "\(id)", "apns-push-type": "liveactivity", "apns-priority": "10"]
             headers["apns-expiration"] = expiration
             headers.merge(replacing) { $1 }
-            return headers.sorted { $0.key < $1.key }.flatMap { ["-H", "\($0.key): \($0.value)"] } + ["-d", body, broadcasts]
+            return headers.sorted { $0.key < $1.key }.flatMap { ["-H", "\($0.key): \($0.value)"] } + [
+                "-d", body, broadcasts,
+            ]
         }
         switch reason {
         case .featureNotEnabled: return [url(management, "/1/apps/com.example.legacy.voip/all-channels")]
         case .missingChannelId: return [channels]
         case .badChannelId: return ["-H", "apns-channel-id: ***", channels]
         case .channelNotRegistered: return ["-X", "DELETE", "-H", "apns-channel-id: YWJjZA==", channels]
-        case .badRequestParams: return ["-d", #"{"message-storage-policy":1,"push-type":"LiveActivity","x":1}"#, channels]
+        case .badRequestParams:
+            return ["-d", #"{"message-storage-policy":1,"push-type":"LiveActivity","x":1}"#, channels]
         case .badRequestPayload: return ["-d", "{message-storage-policy", channels]
         case .missingPushType: return ["-d", #"{"message-storage-policy":1}"#, channels]
-        case .cannotCreateChannelConfig: return ["-d", #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#, channels]
+        case .cannotCreateChannelConfig:
+            return ["-d", #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#, channels]
         case .topicMismatch: return [url(management, "/1/apps/com.other.app/all-channels")]
         case .invalidPushType: return broadcast(["apns-push-type": "alert"])
         case .badExpirationDate: return broadcast(expiration: "1900000000")
@@ -151,7 +166,8 @@ import Testing
             configuration.channels = store
             configuration.broadcastDisabledBundles = ["com.example.legacy.voip"]
         } _: { fixture, management in
-            let id = try #require(store.create(bundleID: Self.bundle, policy: .noMessageStored, environment: .development))
+            let id = try #require(
+                store.create(bundleID: Self.bundle, policy: .noMessageStored, environment: .development))
             for reason in ProviderReason.channelReasons + Self.broadcastReasons {
                 let arguments = Self.provocation(reason, id: id, fixture: fixture, management: management)
                 let answer = try Self.curl(arguments, write: "%{http_code} %header{apns-request-id} %header{apns-id}")
@@ -175,7 +191,8 @@ import Testing
             let token = try ProviderFixture.pyJWTToken()
             func run(_ arguments: [String], stdin: String = "") throws -> String {
                 try CLIRunner.runProcess(
-                    nghttp, ["-v", "-t", "20", "-H", "authorization: bearer \(token)"] + arguments, stdin: Array(stdin.utf8)
+                    nghttp, ["-v", "-t", "20", "-H", "authorization: bearer \(token)"] + arguments,
+                    stdin: Array(stdin.utf8)
                 ).output
             }
             let created = try run(
@@ -188,8 +205,10 @@ import Testing
             #expect(listed.contains(":status: 200") && listed.contains(#"{"channels":["\#(id)"]}"#), "\(listed)")
             let sent = try run(
                 [
-                    "-H", "apns-channel-id: \(id)", "-H", "apns-push-type: Liveactivity", "-H", "apns-priority: 5", "-H",
-                    "apns-expiration: 0", "-d", "-", "https://localhost:\(fixture.endpoint.port)/4/broadcasts/apps/\(Self.bundle)",
+                    "-H", "apns-channel-id: \(id)", "-H", "apns-push-type: Liveactivity", "-H", "apns-priority: 5",
+                    "-H",
+                    "apns-expiration: 0", "-d", "-",
+                    "https://localhost:\(fixture.endpoint.port)/4/broadcasts/apps/\(Self.bundle)",
                 ], stdin: Self.update)
             #expect(sent.contains(":status: 200") && sent.contains("apns-request-id: "), "\(sent)")
             #expect(sent.contains("apns-unique-id: "))
@@ -201,7 +220,9 @@ import Testing
                 return nil
             }
             #expect(notes.first?.contains("apns-push-type 'Liveactivity' (Apple's text)") == true, "\(notes)")
-            #expect(fixture.simulator.channels.storedMessage(channel: id, bundleID: Self.bundle, environment: .development) == nil)
+            #expect(
+                fixture.simulator.channels.storedMessage(channel: id, bundleID: Self.bundle, environment: .development)
+                    == nil)
         }
     }
 
@@ -213,16 +234,21 @@ import Testing
     @Test func theSampleBroadcastHostIsAcceptedAndLogged() async throws {
         try await Self.withChannels { fixture, _ in
             let id = try #require(
-                fixture.simulator.channels.create(bundleID: Self.bundle, policy: .mostRecentMessageStored, environment: .development))
+                fixture.simulator.channels.create(
+                    bundleID: Self.bundle, policy: .mostRecentMessageStored, environment: .development))
             let answer = try Self.curl(
                 [
                     "-H", "Host: api-broadcast.sandbox.push.apple.com", "-H", "apns-channel-id: \(id)", "-H",
-                    "apns-push-type: liveactivity", "-H", "apns-priority: 10", "-H", "apns-expiration: 1900000000", "-d",
+                    "apns-push-type: liveactivity", "-H", "apns-priority: 10", "-H", "apns-expiration: 1900000000",
+                    "-d",
                     Self.update, Self.url(fixture.endpoint, "/4/broadcasts/apps/\(Self.bundle)"),
                 ], write: "%{http_code}")
             #expect(answer.fields == ["200"], "\(answer)")
-            let stored = fixture.simulator.channels.storedMessage(channel: id, bundleID: Self.bundle, environment: .development)
-            #expect(stored?.notes.contains("host api-broadcast.sandbox.push.apple.com (Apple's sample)") == true, "\(String(describing: stored))")
+            let stored = fixture.simulator.channels.storedMessage(
+                channel: id, bundleID: Self.bundle, environment: .development)
+            #expect(
+                stored?.notes.contains("host api-broadcast.sandbox.push.apple.com (Apple's sample)") == true,
+                "\(String(describing: stored))")
         }
     }
 
@@ -233,7 +259,8 @@ import Testing
         #expect(store.maximumChannelsPerApp == 10_000)
         var ids: [ChannelID] = []
         for _ in 0..<10_000 {
-            ids.append(try #require(store.create(bundleID: "com.a", policy: .noMessageStored, environment: .development)))
+            ids.append(
+                try #require(store.create(bundleID: "com.a", policy: .noMessageStored, environment: .development)))
         }
         #expect(Set(ids).count == 10_000)
         #expect(store.create(bundleID: "com.a", policy: .noMessageStored, environment: .development) == nil)
@@ -244,7 +271,8 @@ import Testing
         // Deleting frees a place; the id is never valid again.
         #expect(store.delete(ids[0], bundleID: "com.a", environment: .development))
         #expect(!store.delete(ids[0], bundleID: "com.a", environment: .development))
-        let newer = try #require(store.create(bundleID: "com.a", policy: .mostRecentMessageStored, environment: .development))
+        let newer = try #require(
+            store.create(bundleID: "com.a", policy: .mostRecentMessageStored, environment: .development))
         #expect(newer != ids[0])
 
         for timestamp in [1, 2] {
@@ -252,7 +280,8 @@ import Testing
             store.record(
                 .init(
                     request: BroadcastRequest(bundleID: "com.a", channelID: newer, payload: payload),
-                    policy: .mostRecentMessageStored, environment: .development, requestID: APNsID(rawValue: UInt128(timestamp)),
+                    policy: .mostRecentMessageStored, environment: .development,
+                    requestID: APNsID(rawValue: UInt128(timestamp)),
                     uniqueID: nil, notes: []))
         }
         #expect(store.broadcasts.count == 2)
@@ -264,13 +293,18 @@ import Testing
     /// One store shared by a production and a development simulator: each sees its own channels.
     @Test func aChannelBelongsToOneEnvironment() async throws {
         let store = ChannelStore()
-        try await Self.withChannels { configuration in configuration.channels = store } _: { development, devManagement in
+        try await Self.withChannels { configuration in
+            configuration.channels = store
+        } _: { development, devManagement in
             try await Self.withChannels { configuration in
                 configuration.channels = store
                 configuration.environment = .production
             } _: { production, prodManagement in
                 let created = try Self.curl(
-                    ["-d", #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#, Self.url(devManagement, "/1/apps/\(Self.bundle)/channels")],
+                    [
+                        "-d", #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#,
+                        Self.url(devManagement, "/1/apps/\(Self.bundle)/channels"),
+                    ],
                     write: "%{http_code} %header{apns-channel-id}")
                 #expect(created.fields.first == "201")
                 let id = try #require(created.fields.last)
