@@ -1,5 +1,3 @@
-internal import APNsRuntime
-
 /// Sends broadcast pushes (iOS 18): one Live Activity update to every device subscribed to a
 /// channel, `POST /4/broadcasts/apps/<bundle id>` on the push host.
 ///
@@ -20,24 +18,7 @@ internal import APNsRuntime
 /// success carries `apns-request-id`, and `apns-unique-id` in development.
 public final class BroadcastClient: Sendable {
     /// Where and how to connect.
-    public struct Configuration: Sendable {
-        /// The push host (`api.push.apple.com`, the sandbox, or a local simulator).
-        public var server: ProviderServer
-        /// Certificate or token authentication.
-        public var credentials: ProviderCredentials
-        /// Which CAs vouch for the server.
-        public var trust: TLSConfiguration.Trust = .systemDefault
-        /// Time to connect, and to wait for each answer.
-        public var timeout: Duration = .seconds(10)
-        /// The clocks (for the provider token's age).
-        public var clock: any ProviderClock = SystemProviderClock()
-
-        /// Creates a configuration.
-        public init(server: ProviderServer, credentials: ProviderCredentials) {
-            self.server = server
-            self.credentials = credentials
-        }
-    }
+    public typealias Configuration = ExchangeConfiguration<ProviderServer>
 
     /// The configuration the client was made with.
     public let configuration: Configuration
@@ -48,14 +29,7 @@ public final class BroadcastClient: Sendable {
     /// - Throws: ``LegacyAPNsError`` when the TLS context cannot be built.
     public init(configuration: Configuration) throws {
         self.configuration = configuration
-        let identity: ClientIdentity? =
-            if case .certificate(let identity) = configuration.credentials { identity } else { nil }
-        let context = try TLSContext.client(
-            TLSConfiguration(identity: identity, trust: configuration.trust), applicationProtocols: ["h2"])
-        line = ExchangeLine(
-            HTTP2Exchange.Settings(
-                endpoint: configuration.server.endpoint, context: context, credentials: configuration.credentials,
-                timeout: configuration.timeout.inSeconds, clock: configuration.clock))
+        line = try ExchangeLine(configuration)
     }
 
     /// Sends one broadcast: APNs's answer (200), or the refusal (APNs's, or the client's own).

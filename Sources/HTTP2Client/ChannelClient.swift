@@ -1,5 +1,3 @@
-internal import APNsRuntime
-
 /// Manages broadcast channels through Apple's channel management API (iOS 18 broadcast push):
 /// create, read, delete and list an app's channels.
 ///
@@ -23,24 +21,7 @@ internal import APNsRuntime
 /// disconnecting as an attack); ``close()`` ends it. Requests wait for each other.
 public final class ChannelClient: Sendable {
     /// Where and how to connect.
-    public struct Configuration: Sendable {
-        /// The management host.
-        public var server: ChannelServer
-        /// Certificate or token authentication.
-        public var credentials: ProviderCredentials
-        /// Which CAs vouch for the server.
-        public var trust: TLSConfiguration.Trust = .systemDefault
-        /// Time to connect, and to wait for each answer.
-        public var timeout: Duration = .seconds(10)
-        /// The clocks (for the provider token's age).
-        public var clock: any ProviderClock = SystemProviderClock()
-
-        /// Creates a configuration.
-        public init(server: ChannelServer, credentials: ProviderCredentials) {
-            self.server = server
-            self.credentials = credentials
-        }
-    }
+    public typealias Configuration = ExchangeConfiguration<ChannelServer>
 
     /// The configuration the client was made with.
     public let configuration: Configuration
@@ -51,14 +32,7 @@ public final class ChannelClient: Sendable {
     /// - Throws: ``LegacyAPNsError`` when the TLS context cannot be built.
     public init(configuration: Configuration) throws {
         self.configuration = configuration
-        let identity: ClientIdentity? =
-            if case .certificate(let identity) = configuration.credentials { identity } else { nil }
-        let context = try TLSContext.client(
-            TLSConfiguration(identity: identity, trust: configuration.trust), applicationProtocols: ["h2"])
-        line = ExchangeLine(
-            HTTP2Exchange.Settings(
-                endpoint: configuration.server.endpoint, context: context, credentials: configuration.credentials,
-                timeout: configuration.timeout.inSeconds, clock: configuration.clock))
+        line = try ExchangeLine(configuration)
     }
 
     /// Sends any channel management request and returns APNs's answer as it came.

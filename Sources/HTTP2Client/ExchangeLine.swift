@@ -6,8 +6,20 @@ import Synchronization
 final class ExchangeLine: Sendable {
     private let exchange: Mutex<HTTP2Exchange>
 
-    init(_ settings: HTTP2Exchange.Settings) {
-        exchange = Mutex(HTTP2Exchange(settings: settings))
+    /// A line to `configuration`'s server (nothing connects until the first request).
+    ///
+    /// - Throws: ``LegacyAPNsError`` when the TLS context cannot be built.
+    init(_ configuration: ExchangeConfiguration<some ExchangeServer>) throws {
+        let identity: ClientIdentity? =
+            if case .certificate(let identity) = configuration.credentials { identity } else { nil }
+        let context = try TLSContext.client(
+            TLSConfiguration(identity: identity, trust: configuration.trust), applicationProtocols: ["h2"])
+        exchange = Mutex(
+            HTTP2Exchange(
+                settings: HTTP2Exchange.Settings(
+                    endpoint: configuration.server.endpoint, context: context,
+                    credentials: configuration.credentials, timeout: configuration.timeout.inSeconds,
+                    clock: configuration.clock)))
     }
 
     /// Sends one request, suspending (not blocking) the caller meanwhile.

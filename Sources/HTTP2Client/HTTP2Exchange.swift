@@ -132,14 +132,8 @@ final class HTTP2Exchange: HTTP2SessionDelegate {
     }
 
     private func open() throws {
-        let tls = try TLSSession.connect(
+        let tls = try TLSSession.connectSpeakingHTTP2(
             to: settings.endpoint, context: settings.context, timeout: settings.timeout)
-        let spoken = tls.applicationProtocol
-        guard spoken.isEmpty || spoken == "h2" else {
-            tls.close()
-            throw LegacyAPNsError(
-                .protocolRefused, "\(settings.endpoint) chose \(spoken) by ALPN instead of h2 (HTTP/2)")
-        }
         var options = HTTP2Session.Options()
         options.peerMaxConcurrentStreams = 1
         session = try HTTP2Session(role: .client, options: options, delegate: self)

@@ -201,14 +201,8 @@ final class ProviderConnection: HTTP2SessionDelegate {
             discard()
         }
         do {
-            let tls = try TLSSession.connect(
+            let tls = try TLSSession.connectSpeakingHTTP2(
                 to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout)
-            let spoken = tls.applicationProtocol
-            guard spoken.isEmpty || spoken == "h2" else {
-                tls.close()
-                throw LegacyAPNsError(
-                    .protocolRefused, "\(settings.endpoint) chose \(spoken) by ALPN instead of h2 (HTTP/2)")
-            }
             var options = HTTP2Session.Options()
             // One stream until the server's SETTINGS say how many, whatever the authentication: APNs
             // ends the connection for a stream beyond its limit, even one opened before its

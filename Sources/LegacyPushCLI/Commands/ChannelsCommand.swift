@@ -58,45 +58,38 @@ enum ChannelsCommand {
                     ]
                 ) { arguments, client, bundleID, requestID, console in
                     let policy = try arguments.required(Options.storagePolicy)
-                    switch try await client.create(bundleID: bundleID, storagePolicy: policy, requestID: requestID) {
-                    case .success(let id):
+                    let result = try await client.create(
+                        bundleID: bundleID, storagePolicy: policy, requestID: requestID)
+                    return report(result, channel: nil, arguments, console) { id in
                         print(id, extra: [:], arguments, console, human: id.rawValue)
-                        return .success
-                    case .failure(let refusal): return refused(refusal, arguments, console)
                     }
                 },
                 command("read", "Print a channel's storage policy and push type.", [Options.channel.spec]) {
                     arguments, client, bundleID, requestID, console in
                     let id = try arguments.required(Options.channel)
-                    switch try await client.read(id, bundleID: bundleID, requestID: requestID) {
-                    case .success(let configuration):
+                    let result = try await client.read(id, bundleID: bundleID, requestID: requestID)
+                    return report(result, channel: id, arguments, console) { configuration in
                         print(
                             id, extra: ["messageStoragePolicy": "\(configuration.storagePolicy.rawValue)"],
                             pushType: configuration.pushType, arguments, console,
                             human:
                                 "\(id): message-storage-policy \(configuration.storagePolicy), push-type \(configuration.pushType)"
                         )
-                        return .success
-                    case .failure(let refusal): return refused(refusal, arguments, console, channel: id)
                     }
                 },
                 command("list", "Print the app's channels, one id a line.", []) {
                     arguments, client, bundleID, requestID, console in
-                    switch try await client.list(bundleID: bundleID, requestID: requestID) {
-                    case .success(let ids):
+                    let result = try await client.list(bundleID: bundleID, requestID: requestID)
+                    return report(result, channel: nil, arguments, console) { ids in
                         for id in ids { print(id, extra: [:], arguments, console, human: id.rawValue) }
-                        return .success
-                    case .failure(let refusal): return refused(refusal, arguments, console)
                     }
                 },
                 command("delete", "Delete a channel (irreversible).", [Options.channel.spec]) {
                     arguments, client, bundleID, requestID, console in
                     let id = try arguments.required(Options.channel)
-                    switch try await client.delete(id, bundleID: bundleID, requestID: requestID) {
-                    case .success:
+                    let result = try await client.delete(id, bundleID: bundleID, requestID: requestID)
+                    return report(result, channel: id, arguments, console) { _ in
                         print(id, extra: ["deleted": "true"], arguments, console, human: "deleted \(id)")
-                        return .success
-                    case .failure(let refusal): return refused(refusal, arguments, console, channel: id)
                     }
                 },
             ])
@@ -156,11 +149,19 @@ enum ChannelsCommand {
         console.print(line.text)
     }
 
-    private static func refused(
-        _ refusal: ChannelRefusal, _ arguments: ParsedArguments, _ console: Console, channel: ChannelID? = nil
+    /// A request's result: `success` prints it (exit 0), a refusal is printed (exit 1).
+    private static func report<Value>(
+        _ result: Result<Value, ChannelRefusal>, channel: ChannelID?, _ arguments: ParsedArguments,
+        _ console: Console, success: (Value) -> Void
     ) -> ExitStatus {
-        printRefusal(refusal, channel: channel, json: arguments.isSet(Options.json), console: console)
-        return .refused
+        switch result {
+        case .success(let value):
+            success(value)
+            return .success
+        case .failure(let refusal):
+            printRefusal(refusal, channel: channel, json: arguments.isSet(Options.json), console: console)
+            return .refused
+        }
     }
 
     /// A refusal: `{"event":"rejected","status":400,"reason":"...","requestId":"..."}` with

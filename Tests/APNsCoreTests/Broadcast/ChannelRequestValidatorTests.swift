@@ -206,14 +206,10 @@ import Testing
     }
 
     @Test func theOperationsCarryWhatTheRequestSaid() {
-        var head = ProviderRequestHead()
-        for (name, value) in Self.broadcast([
+        let fields = Self.broadcast([
             ("apns-request-id", "123e4567-e89b-12d3-a456-4266554400a0"), ("apns-priority", "5"),
-        ]) {
-            head.add(name: name, value: value)
-        }
-        let outcome = ChannelRequestValidator.validate(
-            head, body: Self.update, authorization: .token(.accepted(topics: nil)), lookup: Self.lookup)
+        ])
+        let outcome = Case(name: "broadcast", fields: fields, body: Self.update).outcome()
         #expect(outcome.requestID == APNsID("123e4567-e89b-12d3-a456-4266554400a0"))
         guard case .success(.broadcast(let request, let policy)) = outcome.result else {
             Issue.record("\(outcome)")
@@ -232,14 +228,10 @@ import Testing
     /// Apple's text says `Liveactivity`, its samples `liveactivity`; its sample host is
     /// api-broadcast.sandbox.push.apple.com: all accepted, each named.
     @Test func bothFormsOfApplesContradictionsAreAcceptedAndNamed() {
-        var head = ProviderRequestHead()
-        for (name, value) in Self.broadcast([
+        let fields = Self.broadcast([
             ("apns-push-type", "Liveactivity"), (":authority", "api-broadcast.sandbox.push.apple.com:443"),
-        ]) {
-            head.add(name: name, value: value)
-        }
-        let outcome = ChannelRequestValidator.validate(
-            head, body: Self.update, authorization: .token(.accepted(topics: nil)), lookup: Self.lookup)
+        ])
+        let outcome = Case(name: "text and sample", fields: fields, body: Self.update).outcome()
         guard case .success(.broadcast(let request, _)) = outcome.result else {
             Issue.record("\(outcome)")
             return
@@ -250,11 +242,10 @@ import Testing
                 "apns-push-type 'Liveactivity' (Apple's text)",
                 "host api-broadcast.sandbox.push.apple.com (Apple's sample)",
             ])
-        var lower = ProviderRequestHead()
-        for (name, value) in Self.management("POST") { lower.add(name: name, value: value) }
-        let created = ChannelRequestValidator.validate(
-            lower, body: Array(#"{"message-storage-policy":0,"push-type":"liveactivity"}"#.utf8),
-            authorization: .token(.accepted(topics: nil)), lookup: Self.lookup)
+        let created = Case(
+            name: "lowercase", fields: Self.management("POST"),
+            body: Array(#"{"message-storage-policy":0,"push-type":"liveactivity"}"#.utf8)
+        ).outcome()
         #expect(created.result == .success(.create(bundleID: "com.example.app", policy: .noMessageStored)))
         #expect(created.notes == ["push-type spelt 'liveactivity' (Apple writes LiveActivity)"])
     }

@@ -43,6 +43,14 @@ import Testing
         #expect(try tokenStart.build().string.hasSuffix(#""input-push-token":1}}"#))
     }
 
+    /// The start payload made another event: the fields only a start carries cleared.
+    static func withoutStartFields(_ payload: inout LiveActivityPayload, _ event: LiveActivityPayload.Event) {
+        payload.event = event
+        payload.alert = nil
+        payload.attributesType = nil
+        payload.attributes = nil
+    }
+
     struct Broken: Sendable, CustomTestStringConvertible {
         var name: String
         var change: @Sendable (inout LiveActivityPayload) -> Void
@@ -61,10 +69,7 @@ import Testing
         Broken(
             name: "content state over 4 KB in a broadcast",
             change: {
-                $0.event = .update
-                $0.alert = nil
-                $0.attributesType = nil
-                $0.attributes = nil
+                LiveActivityPayloadTests.withoutStartFields(&$0, .update)
                 $0.contentState = ["s": .string(String(repeating: "x", count: 4100))]
             }, forBroadcast: true, message: "content-state has 4108 bytes; at most 4096"),
         Broken(
@@ -89,9 +94,7 @@ import Testing
         Broken(
             name: "input token on end",
             change: {
-                $0.event = .end
-                $0.attributesType = nil
-                $0.attributes = nil
+                LiveActivityPayloadTests.withoutStartFields(&$0, .end)
                 $0.inputPushToken = true
             },
             message: "aps.input-push-token belongs to a start event"),
