@@ -432,7 +432,11 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         let requestID = outcome.requestID ?? .random(using: &generator)
         var response: ChannelResponse
         var why: String?
-        switch outcome.result {
+        var result = outcome.result
+        if case .success = result, let reason = policy.nextValidChannelRequest() {
+            result = .failure(.init(reason: reason, why: "fault injection (every n-th channel request)"))
+        }
+        switch result {
         case .failure(let refusal):
             response = ChannelResponse(rejecting: refusal.reason, requestID: requestID)
             why = refusedToken.flatMap { $0.reason == refusal.reason ? $0.why : nil } ?? refusal.why
@@ -467,7 +471,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         }
         if response.isSuccess {
             policy.update {
-                if case .success(.broadcast) = outcome.result { $0.broadcasts += 1 } else { $0.channelRequests += 1 }
+                if case .success(.broadcast) = result { $0.broadcasts += 1 } else { $0.channelRequests += 1 }
             }
         } else {
             rejectedCount += 1

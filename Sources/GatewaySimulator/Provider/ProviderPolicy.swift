@@ -28,6 +28,8 @@ package final class ProviderPolicy: Sendable {
         var statistics = ProviderSimulator.Statistics()
         /// Valid requests seen, for ``ProviderFaults/failEvery``.
         var validRequests = 0
+        /// Valid channel and broadcast requests seen, for ``ProviderFaults/channelFailEvery``.
+        var validChannelRequests = 0
         var random: SplitMix64
     }
 
@@ -88,6 +90,16 @@ package final class ProviderPolicy: Sendable {
 
     func update(_ body: (inout ProviderSimulator.Statistics) -> Void) {
         counters.withLock { body(&$0.statistics) }
+    }
+
+    /// Counts one valid channel or broadcast request: the reason it fails with, if
+    /// ``ProviderFaults/channelFailEvery`` says so.
+    func nextValidChannelRequest() -> ProviderReason? {
+        guard let every = faults.channelFailEvery, every.count > 0 else { return nil }
+        return counters.withLock { counters in
+            counters.validChannelRequests += 1
+            return counters.validChannelRequests % every.count == 0 ? every.reason : nil
+        }
     }
 
     /// Counts one valid request and draws its random number (one lock, only when a fault needs it).

@@ -135,6 +135,18 @@ enum ServeHTTP2Command {
         static let maximumChannels = Option<Int>.integer(
             "max-channels", help: "Channels one app may have (Apple: 10,000); one more gets CannotCreateChannelConfig.",
             range: 1...1_000_000, default: 10_000)
+        static let channelFailEvery = Option<ProviderFaults.FailEvery>(
+            "fail-channel-every", "n[:reason]",
+            help: "Every n-th valid channel management or broadcast request fails with the reason (default "
+                + "TooManyRequests; e.g. InternalServerError, or \"Service Unavailable\" as Apple's channel "
+                + "article spells 503)."
+        ) { text in
+            let (count, reason) = split(text)
+            return ProviderFaults.FailEvery(
+                count: try ParsedArguments.parseInteger(
+                    count, option: "--fail-channel-every", as: Int.self, in: 1...Int.max),
+                reason: try reason.map { try Options.reason($0, option: "--fail-channel-every") } ?? .tooManyRequests)
+        }
         static let broadcastDisabled = RepeatedOption<String>(
             "broadcast-disabled", "bundle-id",
             help: "This app has no broadcast capability: its channel and broadcast requests get FeatureNotEnabled."
@@ -150,6 +162,7 @@ enum ServeHTTP2Command {
                 randomFaults.spec, clockSkew.spec, record.spec, maximumConnections.spec, firstRequestTimeout.spec,
                 idleTimeout.spec,
                 newestTLS.spec, quiet.spec, managementPort.spec, maximumChannels.spec, broadcastDisabled.spec,
+                channelFailEvery.spec,
             ]
         }
 
@@ -316,6 +329,7 @@ enum ServeHTTP2Command {
         faults.resetAfter = try arguments.value(Options.resetAfter)
         faults.errorDelay = try arguments.value(Options.errorDelay) ?? .zero
         faults.random = try arguments.value(Options.randomFaults)
+        faults.channelFailEvery = try arguments.value(Options.channelFailEvery)
         let keyArguments = try arguments.values(Options.authKey)
         var teamTopics: [String: [String]] = [:]
         for (team, topic) in try arguments.values(Options.teamTopic) { teamTopics[team, default: []].append(topic) }

@@ -183,6 +183,24 @@ import Testing
         }
     }
 
+    /// 429, 500 and 503 (which Apple's channel article spells `Service Unavailable`) on demand, for
+    /// valid requests only.
+    @Test(arguments: [ProviderReason.tooManyRequests, .internalServerError, .serviceUnavailableSpaced])
+    func channelFaultsAnswerTheServerSideReasons(_ reason: ProviderReason) async throws {
+        try await Self.withChannels { configuration in
+            configuration.faults.channelFailEvery = .init(count: 2, reason: reason)
+        } _: { _, management in
+            let list = Self.url(management, "/1/apps/\(Self.bundle)/all-channels")
+            let first = try Self.curl([list], write: "%{http_code}")
+            let second = try Self.curl([list], write: "%{http_code}")
+            let invalid = try Self.curl(["-X", "PUT", list], write: "%{http_code}")
+            #expect(first.fields == ["200"])
+            #expect(second.fields == [reason.status.map(String.init) ?? "?"], "\(second)")
+            #expect(second.body == #"{"reason":"\#(reason.rawValue)"}"#)
+            #expect(invalid.fields == ["405"])
+        }
+    }
+
     // MARK: - nghttp
 
     @Test func nghttpCreatesListsAndBroadcasts() async throws {
