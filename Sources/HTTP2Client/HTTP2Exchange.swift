@@ -4,8 +4,10 @@ internal import APNsRuntime
 /// and ``BroadcastClient``, whose requests are few (a channel created, a broadcast sent) and each
 /// answered before the next. TLS with ALPN `h2`, an ``HTTP2Session`` (nghttp2), a provider token
 /// per connection for token auth (renewed after 50 minutes). The connection stays open between
-/// requests; a kept connection the server closed or said GOAWAY on meanwhile is replaced, and a
-/// request it never processed goes again on the new one.
+/// requests; a kept connection the server closed or said GOAWAY on meanwhile is replaced before
+/// the next request, and a request the server says it never processed (a refused stream, one
+/// above a GOAWAY's last stream) goes again on a new one; any other failure is thrown, never
+/// retried (a channel created twice is two channels).
 ///
 /// Blocking: call ``perform(_:)`` on a thread of its own (the clients use `OSThread.run`), never on
 /// Swift's cooperative pool. Not `Sendable`: its clients keep it behind a lock.
@@ -73,16 +75,35 @@ final class HTTP2Exchange: HTTP2SessionDelegate {
     ///   speaks no HTTP/2, the connection breaks before the answer, or it takes longer than the
     ///   timeout.
     func perform(_ request: Request) throws -> ChannelResponse {
-        let reused = session != nil
+        if session != nil, !keptConnectionIsGood() { close() }
         do {
             return try attempt(request)
         } catch let error as LegacyAPNsError {
+            // Only a request the server says it never processed goes again (a create sent twice
+            // would make two channels): a refused stream, or one above a GOAWAY's last stream.
+            let unprocessed = closedWith == .refusedStream || goaway.map { $0.lastStream < stream } == true
             close()
-            // A kept connection the server had closed, or a request it never processed: once more.
-            guard reused, closedWith == .refusedStream || goaway != nil || error.code == .connectionFailed else {
-                throw error
-            }
+            guard unprocessed else { throw error }
             return try attempt(request)
+        }
+    }
+
+    /// Reads what the server sent on the kept connection since the last answer, without waiting:
+    /// false when it closed the connection or said GOAWAY meanwhile (a new one is opened then).
+    private func keptConnectionIsGood() -> Bool {
+        guard let transport, let session else { return false }
+        goaway = nil
+        while true {
+            switch transport.read(into: readBuffer) {
+            case .done(let count):
+                guard (try? session.receive(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))) != nil else {
+                    return false
+                }
+            case .wantRead, .wantWrite:
+                return goaway == nil && session.canStartRequest
+            case .closed, .failed:
+                return false
+            }
         }
     }
 

@@ -71,6 +71,27 @@ import Testing
         }
     }
 
+    /// A kept connection the server said GOAWAY on (idle) is replaced before the next request,
+    /// which is answered on a new connection.
+    @Test func aConnectionTheServerEndedMeanwhileIsReplaced() async throws {
+        try await withProviderSimulator {
+            $0.limits.idleTimeout = .milliseconds(200)
+        } _: { fixture in
+            let client = try Self.channels(fixture.endpoint, .certificate)
+            let id = try await client.create(bundleID: Self.bundle, storagePolicy: .noMessageStored).get()
+            // Bounded wait for the simulator's idle GOAWAY, which it logs as an event.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline,
+                !fixture.events.get().contains(where: { if case .goaway = $0 { true } else { false } })
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try await client.read(id, bundleID: Self.bundle).get().storagePolicy == .noMessageStored)
+            #expect(fixture.simulator.statistics.connections == 2)
+            await client.close()
+        }
+    }
+
     @Test(arguments: ProviderClientSimulatorTests.Auth.allCases)
     func aBroadcastIsRecordedWithItsChannelAndPolicy(_ auth: ProviderClientSimulatorTests.Auth) async throws {
         try await withProviderSimulator { fixture in
