@@ -44,6 +44,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "Sources/CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         .target(name: "CHexDecode", path: "Sources/CHexDecode"),
         .target(name: "APNsCore", dependencies: ["CHexDecode"]),
         .target(name: "CFileGuard", path: "Sources/CFileGuard"),
@@ -69,7 +75,7 @@ let package = Package(
         ),
         .target(
             name: "LegacyBridge",
-            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime", "HTTP2Client", "CSQLite"]
+            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime", "HTTP2Client", "CSQLite", "CLibPQ"]
         ),
         .target(
             name: "GatewaySimulator",

@@ -24,10 +24,13 @@ pkg-config	build	finds the C libraries of Package.swift's system library targets
 libssl-dev	build	OpenSSL headers and libraries (COpenSSL: TLS, certificates, .p12, JWT signing)
 libnghttp2-dev	build	nghttp2 headers and library (CNGHTTP2: the HTTP/2 client, simulator and bridge)
 libsqlite3-dev	build	SQLite headers and library (CSQLite: the bridge's feedback store)
+libpq-dev	build	PostgreSQL's client library (CLibPQ: the shared store of a fleet of bridges)
 openssl	tests	the openssl command, which the tests use to make and check keys and certificates
 nghttp2-client	tests	nghttp and h2load, independent HTTP/2 clients the tests run against serve --http2
 nghttp2-server	tests	nghttpd, an independent HTTP/2 server the tests run our client against
 curl	tests	curl --http2, another independent client of serve --http2
+postgresql	tests	a throwaway PostgreSQL 15 server the fleet tests start as the postgres user
+haproxy	tests	the TCP load balancer the fleet tests put in front of two bridges
 git	tests	the README test checks with git status that the README's commands leave the checkout clean
 python3	tests	runs the Python judges (PyJWT, aioapns, h2, pushjack)
 python3-venv	tests	python3 -m venv, for the judges' venv in .build/test-tools"

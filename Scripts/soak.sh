@@ -8,8 +8,11 @@
 #   Scripts/soak.sh --bridge [--notifications N] [--seed S] [--bad-rate R] [--gone-rate R] [--no-upstream-faults]
 #       the bridge path: PushClient -> Bridge -> ProviderSimulator with random GOAWAY, resets, 503
 #       and stalls upstream and random bad (BadDeviceToken) and uninstalled (410) tokens (default
-#       400,000 notifications, 0.2 % bad, 0.05 % uninstalled); see HARDENING.md, "Soak"
+#       400,000 notifications, 0.2 % bad, 0.05 % uninstalled), one phase killing `legacy-push bridge`
+#       with SIGKILL and restarting it on the same store; see HARDENING.md, "Soak"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --product LegacyAPNsSoak >/dev/null
+# The bridge path's kill phase runs the real binary beside the soak.
+swift build -c release --product legacy-push >/dev/null
 exec .build/release/LegacyAPNsSoak "$@"

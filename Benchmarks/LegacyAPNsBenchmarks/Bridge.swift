@@ -39,11 +39,13 @@ enum BridgeBenchmarks {
             var direct: [Run] = []
             var rejecting: [Run] = []
             var quiet: [Run] = []
+            var rawQuiet: [Run] = []
             for _ in 0..<runs {
                 bridged.append(try throughBridge(input: input, count: count, bad: [], scratch: scratch))
                 direct.append(try directly(input: input, count: count, scratch: scratch))
                 rejecting.append(try throughBridge(input: input, count: count, bad: bad, scratch: scratch))
                 quiet.append(try throughBridge(input: quietInput, count: quietCount, bad: quietBad, scratch: scratch))
+                rawQuiet.append(try quietSenderThroughBridge(count: quietCount, bad: quietBad, scratch: scratch))
             }
             let bridge = Run.median(bridged)
             let straight = Run.median(direct)
@@ -76,6 +78,14 @@ enum BridgeBenchmarks {
                     note: "every error response due while the sender waits; "
                         + "bridge CPU \(String(format: "%.1f", quiet1.bridgeCPUPerNotification)) µs/notification; "
                         + quiet1.note + "; runs \(Run.rates(quiet))" + Run.failures(quiet)))
+            let raw = Run.median(rawQuiet)
+            report(
+                BenchmarkResult(
+                    name: "bridge: 1 % bad tokens, a quiet sender (writes a burst, then waits)", count: quietCount,
+                    seconds: raw.seconds, unit: "notifs", cpuSeconds: raw.bridgeCPU,
+                    note: "each error response due while the sender writes nothing; "
+                        + "bridge CPU \(String(format: "%.1f", raw.bridgeCPUPerNotification)) µs/notification; "
+                        + raw.note + "; runs \(Run.rates(rawQuiet))" + Run.failures(rawQuiet)))
         } catch {
             report(BenchmarkResult(name: "bridge", count: 0, seconds: 1, unit: "notifs", note: "FAILED: \(error)"))
         }
@@ -180,6 +190,35 @@ enum BridgeBenchmarks {
         run.bridgeStatistics = bridge.statistics
         serve.stop()
         run.failure = ledger(run, count: count, bad: bad, record: bad.isEmpty ? nil : record)
+        return run
+    }
+
+    /// ``QuietSender`` through a fresh bridge in front of a fresh simulator refusing the `bad`
+    /// tokens (in this process: the sender's CPU is not measured apart).
+    static func quietSenderThroughBridge(count: Int, bad: Set<Int>, scratch: String) throws -> Run {
+        var serveFlags = authKey
+        for index in bad.sorted() { serveFlags += ["--fail-token", tokenHex(index)] }
+        let serve = try ServeHTTP2Process(serveFlags)
+        defer { serve.stop() }
+        let store = scratch + "/bridge-\(UUID().uuidString).sqlite"
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(store + suffix) } }
+        let bridge = try BridgeProcess(upstreamPort: serve.port, store: store, log: scratch + "/bridge.log")
+        defer { bridge.stop() }
+        let serveBefore = serve.cpuSeconds ?? 0
+        let bridgeBefore = bridge.cpuSeconds ?? 0
+        let wallStart = Date()
+        let outcome = try QuietSender.run(port: bridge.port, count: count, bad: bad)
+        var run = Run(
+            seconds: outcome.seconds, wall: Date().timeIntervalSince(wallStart), senderCPU: 0,
+            bridgeCPU: (bridge.cpuSeconds ?? 0) - bridgeBefore, serveCPU: (serve.cpuSeconds ?? 0) - serveBefore,
+            count: count, summary: ["connections": outcome.connections, "rejected": outcome.errorResponses])
+        bridge.stop()
+        run.bridgeStatistics = bridge.statistics
+        if let failure = outcome.failure {
+            run.failure = failure
+        } else if outcome.errorResponses != bad.count {
+            run.failure = "\(outcome.errorResponses) error responses for \(bad.count) bad tokens"
+        }
         return run
     }
 

@@ -23,6 +23,8 @@ enum BridgeSoak {
         var serverIdentity: ClientIdentity
         var clientIdentity: ClientIdentity
         var key: SigningKey
+        /// The folder of the fixture certificates (for `legacy-push bridge` in the kill phase).
+        var folder: String
     }
 
     /// Counts 200 answers per notification (the token's last 4 bytes hold its index).
@@ -56,6 +58,9 @@ enum BridgeSoak {
         var count: Int
         var connections: Int
         var faults: ProviderFaults.RandomFaults
+        /// When above 0: the bridge is `legacy-push bridge` in a child process, killed (SIGKILL)
+        /// this many times at random moments and restarted on the same store and port.
+        var kills = 0
     }
 
     /// Per phase, how many of each outcome and of each ledger failure.
@@ -96,7 +101,7 @@ enum BridgeSoak {
     static func run(
         total: Int, seed: UInt64, badRate: Double, goneRate: Double, upstreamFaults: Bool, credentials: Credentials
     ) async throws -> Bool {
-        let share = total / 5
+        let share = total / 6
         var phases = [
             Phase(
                 name: "GOAWAY and 503", count: share, connections: 1,
@@ -109,8 +114,13 @@ enum BridgeSoak {
             Phase(
                 name: "resets and 503", count: share, connections: 1,
                 faults: .init(seed: seed &+ 15, reset: 0.005, serviceUnavailable: 0.01)),
+            // A crash is no clean stop: the process dies with verdicts outstanding and senders
+            // unanswered; the restarted one starts from the resend memory its store kept.
             Phase(
-                name: "everything, 2 sender connections", count: total - 4 * share, connections: 2,
+                name: "kill -9 and restart", count: share, connections: 1,
+                faults: .init(seed: seed &+ 16, reset: 0.0002, serviceUnavailable: 0.001), kills: 4),
+            Phase(
+                name: "everything, 2 sender connections", count: total - 5 * share, connections: 2,
                 faults: .init(
                     seed: seed &+ 14, goaway: 0.0003, reset: 0.0001, serviceUnavailable: 0.001, stall: 0.00005)),
         ]
@@ -223,11 +233,23 @@ enum BridgeSoak {
                 break
             }
         }
-        let bridge = try Bridge(configuration: configuration)
-        let endpoints = try await bridge.start()
+        var bridge: Bridge?
+        var child: BridgeProcess?
+        let gateway: Endpoint
+        if phase.kills > 0 {
+            let process = try BridgeProcess(
+                upstreamPort: upstreamEndpoint.port, certificates: credentials.folder, folder: folder)
+            try process.start()
+            child = process
+            gateway = Endpoint(host: "127.0.0.1", port: process.port)
+        } else {
+            let inProcess = try Bridge(configuration: configuration)
+            gateway = try await inProcess.start().gateway
+            bridge = inProcess
+        }
 
         var clientConfiguration = PushClient.Configuration(
-            gateway: .custom(host: endpoints.gateway.host, port: endpoints.gateway.port),
+            gateway: .custom(host: gateway.host, port: gateway.port),
             tls: TLSConfiguration(identity: clientIdentity, trust: .certificates(ca)))
         clientConfiguration.connections = phase.connections
         clientConfiguration.delivery = .init(
@@ -244,8 +266,38 @@ enum BridgeSoak {
                 identifier: UInt32(index))
         }
         let started = Date()
-        let report = await client.send(notifications)
-        await bridge.stop()
+        let sending = Task { await client.send(notifications) }
+        if let child {
+            // Killed at random moments spread over the phase (by deliveries so far), restarted on
+            // the same store and port after a random pause; the sender reconnects meanwhile.
+            var draws = SplitMix(seed: phase.faults.seed &* 977)
+            for kill in 1...phase.kills {
+                let due = phase.count * kill / (phase.kills + 1) + Int(draws.next() % UInt64(phase.count / 20 + 1))
+                let deadline = Date().addingTimeInterval(120)
+                while recorder.snapshot.reduce(0, { $0 + Int($1) }) < due, Date() < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                child.kill()
+                try await Task.sleep(for: .milliseconds(50 + Int(draws.next() % 400)))
+                try child.start()
+            }
+        }
+        let report = await sending.value
+        if let bridge { await bridge.stop() }
+        if let child {
+            child.stop()
+            heard.withLock { heard in
+                for (event, token) in child.events() {
+                    let index = LedgerRecorder.index(of: token)
+                    switch event {
+                    case "possibleDuplicate": heard.possibleDuplicates[index, default: 0] += 1
+                    case "notDelivered": heard.notDelivered.insert(index)
+                    case "unregistered": heard.unregistered.insert(index)
+                    default: break
+                    }
+                }
+            }
+        }
         await simulator.stop()
         let seconds = Date().timeIntervalSince(started)
 
@@ -320,10 +372,12 @@ enum BridgeSoak {
         } else if !examples.isEmpty {
             tally.failure = examples.joined(separator: "; ")
         }
-        let statistics = bridge.statistics
+        let bridgeSaid =
+            bridge.map { "bridge: \($0.statistics.description); \(said.upstreamEvents) upstream events" }
+            ?? "bridge: killed \(phase.kills) times and restarted"
         print(
             "  [\(phase.name)] sender: \(report.accepted) accepted, \(report.resent) resent, \(report.connections) "
-                + "connections; bridge: \(statistics.description); \(said.upstreamEvents) upstream events")
+                + "connections; \(bridgeSaid)")
         return tally
     }
 }

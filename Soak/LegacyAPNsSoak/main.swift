@@ -11,7 +11,9 @@
 // --tls13 makes the simulator offer TLS 1.3 (it offers TLS 1.2 by default, as Apple's gateway).
 // --bridge soaks the bridge instead (BridgeSoak.swift): PushClient -> Bridge -> ProviderSimulator
 // with random upstream faults and bad tokens (default 400,000 notifications; --bad-rate and
-// --gone-rate are the shares of tokens answered BadDeviceToken and 410, default 0.002 and 0.0005).
+// --gone-rate are the shares of tokens answered BadDeviceToken and 410, default 0.002 and 0.0005),
+// and one phase where the bridge is `legacy-push bridge` in a child process, killed with SIGKILL
+// and restarted on the same store (the binary must be built beside the soak: Scripts/soak.sh).
 //
 // Not part of `swift test` (it runs for minutes); Scripts/soak.sh runs it.
 import APNsRuntime
@@ -61,10 +63,12 @@ struct Phase {
     var faults: SimulatorFaults
 }
 
+/// The fixture certificates of the checkout this soak was built from.
+let certificatesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Fixtures/certs").path
+
 func bytes(_ name: String) throws -> [UInt8] {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    return Array(try Data(contentsOf: root.appendingPathComponent("Fixtures/certs/\(name)")))
+    Array(try Data(contentsOf: URL(fileURLWithPath: certificatesFolder + "/" + name)))
 }
 
 func randomFaults(_ seed: UInt64, reject: Double = 0, processing: Double = 0, shutdown: Double = 0, silent: Double = 0)
@@ -99,7 +103,7 @@ let clientIdentity = try ClientIdentity(pkcs12: try bytes("universal-legacy.p12"
 if bridgePath {
     let credentials = BridgeSoak.Credentials(
         ca: ca, serverIdentity: serverIdentity, clientIdentity: clientIdentity,
-        key: try SigningKey(pemRepresentation: try bytes("AuthKey_ABC123DEFG.p8")))
+        key: try SigningKey(pemRepresentation: try bytes("AuthKey_ABC123DEFG.p8")), folder: certificatesFolder)
     func rate(_ name: String, _ fallback: Double) -> Double {
         guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return fallback }
         return Double(arguments[index + 1]) ?? fallback

@@ -47,7 +47,10 @@ public final class Bridge: Sendable {
         public var upstream: ProviderClient.Configuration
         /// The topic of every request (default: each sender's certificate topic).
         public var topic: String?
-        /// Where 410 tokens are kept until served (created if missing).
+        /// Where 410 tokens are kept until served, and the resend memory: an SQLite file
+        /// (created if missing; one bridge), or a PostgreSQL connection URI
+        /// (`postgresql://...`) or libpq `key=value` string, the shared store of a fleet of
+        /// bridges (``PostgresStore``).
         public var storePath: String
         /// Address to listen on; 127.0.0.1 unless you mean otherwise.
         public var host = "127.0.0.1"
@@ -154,8 +157,14 @@ public final class Bridge: Sendable {
         if configuration.upstream.credentials.usesTokens, configuration.topic == nil {
             // Fine: each sender's certificate names its topic. Checked per sender.
         }
-        let store = try FeedbackStore(path: configuration.storePath, maximumPages: configuration.storeMaximumPages)
-        store.refusesDeletes = configuration.storeRefusesDeletes
+        let store: any BridgeStorage
+        if PostgresStore.isConnectionString(configuration.storePath) {
+            store = try PostgresStore(connection: configuration.storePath)
+        } else {
+            let file = try FeedbackStore(path: configuration.storePath, maximumPages: configuration.storeMaximumPages)
+            file.refusesDeletes = configuration.storeRefusesDeletes
+            store = file
+        }
         self.core = try BridgeCore(configuration: configuration, store: store)
     }
 

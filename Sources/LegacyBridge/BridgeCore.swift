@@ -13,7 +13,10 @@ final class BridgeCore: Sendable {
     let translation: BridgeTranslation
     let senderContext: TLSContext
     let upstream: BridgeUpstream
+    /// The resend memory; reach it through ``withMemory(_:)``, which hands its changes to the store.
     let memory: Mutex<BridgeResendMemory>
+    /// Entries of the resend memory the store kept from an earlier run.
+    let restoredWindow: Int
     let statistics = Mutex(BridgeStatistics())
     let stopping = Atomic<Bool>(false)
     private let sessions = Mutex<[UInt32: SenderSession]>([:])
@@ -26,7 +29,7 @@ final class BridgeCore: Sendable {
     /// How the client's and the store's callbacks reach this core (see ``detach()``).
     private let router: EventRouter
 
-    init(configuration: Bridge.Configuration, store: FeedbackStore) throws {
+    init(configuration: Bridge.Configuration, store: any BridgeStorage) throws {
         self.configuration = configuration
         var pins = Set<[UInt8]>()
         for fingerprint in configuration.pinnedFingerprints { pins.insert(fingerprint) }
@@ -39,7 +42,16 @@ final class BridgeCore: Sendable {
         let usesTokens = upstreamConfiguration.credentials.usesTokens
         self.translation = BridgeTranslation(
             fixedTopic: configuration.topic, usesTokens: usesTokens, run: UInt64.random(in: 0...UInt64.max))
-        self.memory = Mutex(BridgeResendMemory(configuration: configuration.resendMemory))
+        // The memory is journaled into the store and starts from what the store kept: a sender
+        // answered before a crash resends after the restart, and finds its notifications here.
+        var memoryConfiguration = configuration.resendMemory
+        memoryConfiguration.journals = true
+        var memory = BridgeResendMemory(configuration: memoryConfiguration)
+        let kept = try store.resendWindow(
+            lifetime: memoryConfiguration.lifetime, capacity: memoryConfiguration.capacity)
+        memory.restore(kept, now: .seconds(Monotonic.now()))
+        self.memory = Mutex(memory)
+        self.restoredWindow = kept.count
         // The client's event handler needs the core; the core is complete before any event fires
         // (nothing connects until the first submission).
         let router = EventRouter()
@@ -47,9 +59,15 @@ final class BridgeCore: Sendable {
         let client = try ProviderClient(configuration: upstreamConfiguration) { event in router.core?.route(event) }
         self.upstream = BridgeUpstream(client: client) { event in router.core?.emit(event) }
         router.core = self
-        self.store = BridgeStore(store: store) { batch, failure in
-            router.core?.stored(batch, failure: failure)
-        }
+        self.store = BridgeStore(
+            store: store, windowLifetime: memoryConfiguration.lifetime,
+            stored: { batch, failure in router.core?.stored(batch, failure: failure) },
+            windowFailed: { failure in
+                router.core?.emit(
+                    .storeFailed(
+                        reason: "the resend memory could not be stored (a crash of the bridge now would let "
+                            + "resends through twice): \(failure.reason)"))
+            })
     }
 
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
@@ -61,6 +79,20 @@ final class BridgeCore: Sendable {
 
     func emit(_ event: BridgeEvent) {
         configuration.events?(event)
+    }
+
+    /// Runs `body` on the resend memory under its lock, and queues what it changed for the store
+    /// (under the same lock, so the store commits the changes in the order they were made). The
+    /// ticket, when anything changed, is what ``BridgeStore/waitForWindow(_:)`` waits for.
+    func withMemory<Result>(_ body: (inout BridgeResendMemory) -> Result) -> (
+        result: Result, ticket: BridgeStore.WindowTicket?
+    ) {
+        memory.withLock { memory in
+            let result = body(&memory)
+            var ticket: BridgeStore.WindowTicket?
+            memory.drainJournal { ticket = store.window($0) }
+            return (result, ticket)
+        }
     }
 
     func count(_ change: (inout BridgeStatistics) -> Void) {
@@ -241,9 +273,9 @@ final class BridgeCore: Sendable {
         case .none:
             return
         case .resolve(let key, let verdict):
-            let resolution = memory.withLock {
+            let resolution = withMemory {
                 $0.resolve(key, verdict: verdict, now: Duration.seconds(Monotonic.now()))
-            }
+            }.result
             for waiter in resolution.waiters {
                 guard let session = session(tag: waiter) else { continue }
                 if let verdict = resolution.verdict {

@@ -29,15 +29,19 @@ public enum BridgeEvent: Hashable, Sendable {
     /// A resent notification was answered from memory: its earlier copy was already delivered,
     /// so it was not delivered again.
     case acknowledgedResend(connection: UInt64, identifier: UInt32)
-    /// A notification whose earlier copy may have been delivered (its answer was lost upstream)
-    /// goes upstream again: a possible duplicate.
+    /// A notification whose earlier copy may have been delivered goes upstream again: a possible
+    /// duplicate. The earlier copy's answer was lost upstream (a reset, then 503), or it was in
+    /// flight when a bridge on this store stopped without answering (a crash: its resend memory,
+    /// restored from the store, has it orphaned).
     case possibleDuplicate(connection: UInt64, identifier: UInt32, token: DeviceToken)
     /// A notification accepted from a sender was not delivered and the sender was never told (it
     /// disconnected first): the bridge reports it here, the only place it is reported.
     case notDelivered(connection: UInt64, identifier: UInt32, token: DeviceToken, reason: String)
     /// The feedback service handed `count` tuples of `topic` to a sender, and forgot them.
     case feedbackServed(client: String, topic: String, count: Int)
-    /// The durable store failed (the notifications concerned were answered with status 10).
+    /// The durable store failed: 410 tuples that could not be stored (their notifications were
+    /// answered with status 10), or the resend memory that could not be (the reason says which;
+    /// reported once per outage).
     case storeFailed(reason: String)
     /// The upstream cannot be had (unreachable past the retry budget, or refusing the bridge's
     /// credentials): until it answers again, new senders are refused before the TLS handshake (so

@@ -37,7 +37,11 @@ struct BridgeFeedbackSession {
             let batch = Array(records[start..<Swift.min(records.count, start + batchSize)])
             var writer = ByteWriter(capacity: batch.count * 38)
             for record in batch { record.encode(into: &writer) }
-            guard session.writeAll(writer.bytes, timeout: 10) == nil else { break }
+            guard session.writeAll(writer.bytes, timeout: 10) == nil else {
+                // Not written whole: this batch and the rest go to the next reader.
+                core.store.giveBack(Array(records[start...]), topic: topic)
+                break
+            }
             served += batch.count
             start += batchSize
             switch core.store.forget(batch, topic: topic) {

@@ -1,9 +1,14 @@
 import APNsCore
 internal import APNsRuntime
 
-/// The bridge's one thread that owns the ``FeedbackStore``: 410 tuples from the upstream threads
+/// The bridge's one thread that owns the store (a ``BridgeStorage``: ``FeedbackStore`` or
+/// ``PostgresStore``): 410 tuples from the upstream threads
 /// are committed in batches (one transaction, one sync to disk for many), and only then are their
 /// notifications let go; the feedback service's reads and deletions queue behind them.
+///
+/// The resend memory's changes (``BridgeResendMemory/Change``) are committed here too, in the
+/// order they were queued, many in one transaction; a session about to answer a sender waits for
+/// those its answer relies on (``waitForWindow(_:)``).
 ///
 /// Tuples written to a reader whose deletion does not commit (a full disk) are remembered as
 /// served (up to ``maximumRemembered``): no later read returns them, and their deletion is tried
@@ -30,6 +35,12 @@ final class BridgeStore: @unchecked Sendable {
         case failed(LegacyAPNsError)
     }
 
+    /// Identifies queued window changes: they are committed once ``committedWindow`` reaches it.
+    typealias WindowTicket = UInt64
+
+    /// How long a session waits for its window to commit before answering anyway (logged).
+    static let windowWait = 5.0
+
     /// Tuples remembered as served at most (about 100 bytes each).
     static let maximumRemembered = 200_000
 
@@ -37,6 +48,8 @@ final class BridgeStore: @unchecked Sendable {
         case read(topic: String, limit: Int, reply: Reply<Result<[FeedbackRecord], LegacyAPNsError>>)
         case forget([FeedbackRecord], topic: String, reply: Reply<ForgetOutcome>)
         case count(reply: Reply<Int>)
+        case giveBack([FeedbackRecord], topic: String)
+        case lookUp([BridgeResendKey], reply: Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>)
     }
 
     /// Served tuples whose deletion has not committed, by topic and token: the time served.
@@ -49,16 +62,38 @@ final class BridgeStore: @unchecked Sendable {
 
     private let lock = ConditionLock()
     private var additions: [Addition] = []
+    private var windowChanges: [BridgeResendMemory.Change] = []
+    /// The ticket of the last window change queued, and of the last one committed (or failed).
+    private var queuedWindow: WindowTicket = 0
+    private var committedWindow: WindowTicket = 0
+    /// Why the last window commit failed (reported once per outage), nil while they succeed.
+    private var windowFailure: LegacyAPNsError?
+    /// When expired window entries were last deleted (monotonic seconds; store thread only).
+    private var lastWindowSweep = 0.0
+    /// When the store was last told this bridge is alive (monotonic seconds; store thread only).
+    private var lastHeartbeat = 0.0
     private var requests: [Request] = []
     private var stopping = false
     private var finished = false
-    private let store: FeedbackStore
+    private let store: any BridgeStorage
     /// Called on the store thread after each batch: stored (nil) or the reason it was not.
     private let stored: @Sendable ([Addition], LegacyAPNsError?) -> Void
 
-    init(store: FeedbackStore, stored: @escaping @Sendable ([Addition], LegacyAPNsError?) -> Void) {
+    /// Called on the store thread when window changes could not be committed (once per outage).
+    private let windowFailed: @Sendable (LegacyAPNsError) -> Void
+    /// How long the store keeps window entries (the resend memory's lifetime).
+    private let windowLifetime: Duration
+
+    init(
+        store: any BridgeStorage, windowLifetime: Duration,
+        stored: @escaping @Sendable ([Addition], LegacyAPNsError?) -> Void,
+        windowFailed: @escaping @Sendable (LegacyAPNsError) -> Void
+    ) {
         self.store = store
         self.stored = stored
+        self.windowFailed = windowFailed
+        self.windowLifetime = windowLifetime
+        self.isShared = store is PostgresStore
         OSThread.start(name: "apns-bridge-store") { self.run() }
     }
 
@@ -67,6 +102,31 @@ final class BridgeStore: @unchecked Sendable {
         lock.withLock {
             additions.append(addition)
             lock.broadcast()
+        }
+    }
+
+    /// Queues changes of the resend memory (from any thread, under the memory's lock: they are
+    /// committed in the order queued). Returns the ticket to wait for.
+    func window(_ changes: [BridgeResendMemory.Change]) -> WindowTicket {
+        lock.withLock {
+            windowChanges.append(contentsOf: changes)
+            queuedWindow += 1
+            lock.broadcast()
+            return queuedWindow
+        }
+    }
+
+    /// Waits (blocking the calling thread, up to ``windowWait``) until the window changes of
+    /// `ticket` are committed, or their commit failed (the failure is reported by the store
+    /// thread; the in-process memory still holds them, so only a crash would cost duplicates).
+    func waitForWindow(_ ticket: WindowTicket) {
+        let deadline = Monotonic.now() + Self.windowWait
+        lock.withLock {
+            while committedWindow < ticket, !finished {
+                let left = deadline - Monotonic.now()
+                guard left > 0 else { return }
+                _ = lock.wait(timeout: left)
+            }
         }
     }
 
@@ -88,6 +148,26 @@ final class BridgeStore: @unchecked Sendable {
         }
         return reply.wait()
     }
+
+    /// Returns tuples a reader was handed but could not be written (queued; nothing to wait for).
+    func giveBack(_ records: [FeedbackRecord], topic: String) {
+        guard !records.isEmpty else { return }
+        _ = enqueue(.giveBack(records, topic: topic))
+    }
+
+    /// What a shared store knows of `keys` (blocks the calling thread): nil for a store only this
+    /// bridge uses.
+    func lookUp(_ keys: [BridgeResendKey]) -> Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError> {
+        guard isShared else { return .success(nil) }
+        let reply = Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>()
+        guard enqueue(.lookUp(keys, reply: reply)) else {
+            return .failure(LegacyAPNsError(.cancelled, "the bridge is stopping"))
+        }
+        return reply.wait()
+    }
+
+    /// Whether other bridges use the store too (its window must be asked about unknown frames).
+    let isShared: Bool
 
     /// Tuples held (blocks the calling thread).
     func count() -> Int {
@@ -116,21 +196,32 @@ final class BridgeStore: @unchecked Sendable {
 
     private func run() {
         while true {
-            let (batch, pending, done): ([Addition], [Request], Bool) = lock.withLock {
-                while additions.isEmpty, requests.isEmpty, !stopping, !deletionRetryIsDue {
-                    _ = lock.wait(timeout: 1)
+            let (batch, pending, window, ticket, done):
+                ([Addition], [Request], [BridgeResendMemory.Change], WindowTicket, Bool) = lock.withLock {
+                    while additions.isEmpty, requests.isEmpty, windowChanges.isEmpty, !stopping, !deletionRetryIsDue,
+                        !heartbeatIsDue
+                    {
+                        _ = lock.wait(timeout: 1)
+                    }
+                    let batch = additions
+                    let pending = requests
+                    let window = windowChanges
+                    additions.removeAll(keepingCapacity: true)
+                    requests.removeAll(keepingCapacity: true)
+                    windowChanges.removeAll(keepingCapacity: true)
+                    let done = stopping && batch.isEmpty && pending.isEmpty && window.isEmpty
+                    return (batch, pending, window, queuedWindow, done)
                 }
-                let batch = additions
-                let pending = requests
-                additions.removeAll(keepingCapacity: true)
-                requests.removeAll(keepingCapacity: true)
-                return (batch, pending, stopping && batch.isEmpty && pending.isEmpty)
-            }
+            if !window.isEmpty { commitWindow(window, ticket: ticket) }
             if done {
                 retryRemembered()  // a last try: what is still remembered is served again after a restart
                 break
             }
             if deletionRetryIsDue { retryRemembered() }
+            if heartbeatIsDue {
+                lastHeartbeat = Monotonic.now()
+                try? store.heartbeat()  // a bridge silent for long has its pending entries orphaned
+            }
             if !batch.isEmpty {
                 do {
                     try store.add(batch.map { ($0.topic, $0.record) })
@@ -151,6 +242,14 @@ final class BridgeStore: @unchecked Sendable {
                     reply.put(forgetOrRemember(records, topic: topic))
                 case .count(let reply):
                     reply.put((try? store.count()) ?? 0)
+                case .giveBack(let records, let topic):
+                    try? store.giveBack(records, topic: topic)  // else the claim lapses by itself
+                case .lookUp(let keys, let reply):
+                    do {
+                        reply.put(.success(try store.lookUp(keys, lifetime: windowLifetime)))
+                    } catch {
+                        reply.put(.failure((error as? LegacyAPNsError) ?? LegacyAPNsError(.fileError, "\(error)")))
+                    }
                 }
             }
         }
@@ -165,7 +264,32 @@ final class BridgeStore: @unchecked Sendable {
 }
 
 extension BridgeStore {
+    // MARK: - The resend window (store thread only)
+
+    /// Commits window changes (and, once a minute, deletes the entries past their lifetime), then
+    /// lets the sessions waiting for `ticket` go on.
+    private func commitWindow(_ changes: [BridgeResendMemory.Change], ticket: WindowTicket) {
+        let now = Monotonic.now()
+        let sweep = now - lastWindowSweep >= 60
+        var failure: LegacyAPNsError?
+        do {
+            try store.apply(changes, expiring: sweep ? windowLifetime : nil)
+            if sweep { lastWindowSweep = now }
+        } catch {
+            failure = (error as? LegacyAPNsError) ?? LegacyAPNsError(.fileError, "\(error)")
+        }
+        let report: LegacyAPNsError? = lock.withLock {
+            committedWindow = Swift.max(committedWindow, ticket)
+            lock.broadcast()
+            defer { windowFailure = failure }
+            return windowFailure == nil ? failure : nil
+        }
+        if let report { windowFailed(report) }
+    }
+
     // MARK: - Served but not deleted (store thread only)
+
+    private var heartbeatIsDue: Bool { isShared && Monotonic.now() - lastHeartbeat >= 1 }
 
     private var deletionRetryIsDue: Bool {
         rememberedCount > 0 && Monotonic.now() - lastDeletionAttempt >= 1

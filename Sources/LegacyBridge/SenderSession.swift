@@ -1,6 +1,7 @@
 import APNsCore
 import APNsCredentials
 internal import APNsRuntime
+import Synchronization
 
 /// One legacy sender connection: a thread that reads its frames, admits them into a
 /// ``BridgeSenderMachine``, sends them upstream with the session's tags, and writes the one answer
@@ -10,33 +11,59 @@ internal import APNsRuntime
 /// registered until the last of its notifications has its verdict, which then goes to the resend
 /// memory or the reports.
 final class SenderSession: @unchecked Sendable {
-    // @unchecked: `machine`, `held`, `waitingForVerdicts`, `threadEnded` and `topic` are guarded by
-    // `lock` (topic is written once before the session's first submission); the rest is immutable
-    // or owned by the session thread.
+    // @unchecked: what changes is in `state` (one lock over one value) or owned by the session
+    // thread (`remembered`, `admissions`, `forwarding`); `topic` is written once, before the
+    // session's first submission; the rest is immutable.
+    //
+    // Lock order: `state`'s lock, then the core's resend memory (``BridgeCore/withMemory(_:)``),
+    // then the store's queue; never the other way round. Upstream threads take the memory's lock
+    // alone, and a session's only after letting it go.
     let id: UInt32
     let connection: UInt64
     let client: String
     private unowned let core: BridgeCore
-    private let lock = ConditionLock()
-    private var machine: BridgeSenderMachine
-    /// Resends waiting for their earlier copy's verdict (by sequence): sent upstream themselves if
-    /// that copy gets none.
-    private var held: [UInt64: ProviderRequest] = [:]
-    private var waitingForVerdicts = false
-    private var threadEnded = false
+    private let state: Mutex<State>
     private(set) var topic: String?
-    /// The identifier of the confirmation barrier that ended the input, if one did.
-    private var barrier: UInt32?
-    /// When the sender last completed a frame (or connected): how idle it is, for eviction.
-    private var lastFrameAt = Monotonic.now()
-    /// Set by the accept thread at the connection limit: close to make room for a new sender.
-    private var evictRequested = false
     /// From the accept to the end of the TLS handshake (the upstream's readiness included): the
     /// accept thread may close the connection meanwhile to make room (see ``Bridge``).
     let handshake: PendingHandshake
     private let wake: WakeSignal
-    /// The requests one `admit` sends upstream (the session thread's, kept for its capacity).
+    /// Per frame of one read: whether the resend memory seemed to know it (the session thread's,
+    /// kept for its capacity).
+    private var remembered: [Bool] = []
+    /// What one read admitted (the session thread's, kept for its capacity).
+    private var admissions: [BridgeSenderState.Admission] = []
+    /// The requests one read sends upstream (the session thread's, kept for its capacity).
     private var forwarding: [(request: ProviderRequest, tag: UInt64)] = []
+
+    /// Everything the session thread and the upstream threads share.
+    private struct State {
+        /// The binary protocol's promises, the held resends, the barrier: the admission rule.
+        var sender: BridgeSenderState
+        /// The session thread waits for verdicts (not for the sender's bytes).
+        var waitingForVerdicts = false
+        var threadEnded = false
+        /// When the sender last completed a frame (or connected): how idle it is, for eviction.
+        var lastFrameAt = Monotonic.now()
+        /// Set by the accept thread at the connection limit: close to make room for a new sender.
+        var evictRequested = false
+
+        /// Whether a thread waiting for verdicts has something to do now: an answer or the end is
+        /// due, or, while frames are admitted, the window has a good part free. Waking it for
+        /// every verdict would make it admit one frame per wake-up with a full window, and look
+        /// at a failure not yet answerable after every verdict (a system call and a context
+        /// switch per notification); an eighth of the window at a time keeps the pipeline full at
+        /// a fraction of the cost.
+        var worthWaking: Bool {
+            let machine = sender.machine
+            if machine.hasActionDue { return true }
+            guard machine.isAdmitting else { return false }
+            return machine.outstanding == 0 || machine.room >= Swift.max(1, machine.configuration.window / 8)
+        }
+
+        /// The thread has ended and every verdict is in: the session can go.
+        var isFinished: Bool { threadEnded && sender.machine.hasActionDue && !sender.machine.willAnswer }
+    }
 
     /// The largest frame payload taken (a VoIP push's HTTP/2 limit); the push type's own limit is
     /// checked per notification.
@@ -51,7 +78,7 @@ final class SenderSession: @unchecked Sendable {
         self.core = core
         var machineConfiguration = BridgeSenderMachine.Configuration()
         machineConfiguration.window = core.configuration.strictOrder ? 1 : core.configuration.window
-        self.machine = BridgeSenderMachine(configuration: machineConfiguration)
+        self.state = Mutex(State(sender: BridgeSenderState(configuration: machineConfiguration)))
     }
 
     private func tag(_ sequence: UInt64) -> UInt64 { (UInt64(id) << 32) | (sequence & 0xFFFF_FFFF) }
@@ -64,15 +91,18 @@ final class SenderSession: @unchecked Sendable {
     /// leaving: the accept thread's measure for eviction.
     func idleness(now: Double) -> Double? {
         guard !handshake.isPending else { return nil }
-        return lock.withLock {
-            guard !evictRequested, !threadEnded, machine.outstanding == 0, machine.isAdmitting else { return nil }
-            return now - lastFrameAt
+        return state.withLock { state in
+            let machine = state.sender.machine
+            guard !state.evictRequested, !state.threadEnded, machine.outstanding == 0, machine.isAdmitting else {
+                return nil
+            }
+            return now - state.lastFrameAt
         }
     }
 
     /// Asks the session to close (gently) so a new sender can be served.
     func evict() {
-        lock.withLock { evictRequested = true }
+        state.withLock { $0.evictRequested = true }
         wake.signal()
     }
 
@@ -85,17 +115,14 @@ final class SenderSession: @unchecked Sendable {
     func settle(tag: UInt64, verdict: BridgeVerdict, fromMemory: Bool = false, possibleDuplicate: Bool = false) {
         let sequence = tag & 0xFFFF_FFFF
         let (aftermath, wakeThread, finished, item):
-            (BridgeSenderMachine.Aftermath, Bool, Bool, BridgeSenderMachine.Item?) = lock.withLock {
-                held[sequence] = nil
-                let item = fromMemory || possibleDuplicate ? machine.item(sequence: sequence) : nil
-                let aftermath = machine.settle(sequence: sequence, verdict: verdict)
-                var finished = false
-                if threadEnded, case .finished = machine.nextAction() { finished = true }
+            (BridgeSenderMachine.Aftermath, Bool, Bool, BridgeSenderMachine.Item?) = state.withLock { state in
+                let item = fromMemory || possibleDuplicate ? state.sender.machine.item(sequence: sequence) : nil
+                let aftermath = state.sender.settle(sequence: sequence, verdict: verdict)
                 // An answer due wakes the thread wherever it waits: a sender that has stopped
                 // writing leaves it waiting on the socket, not for verdicts, and its error
                 // response must not wait for the poll's time-out.
-                let due = !threadEnded && machine.hasActionDue
-                return (aftermath, due || (waitingForVerdicts && worthWaking), finished, item)
+                let due = !state.threadEnded && state.sender.machine.hasActionDue
+                return (aftermath, due || (state.waitingForVerdicts && state.worthWaking), state.isFinished, item)
             }
         if let item {
             if fromMemory, verdict.isSuccess {
@@ -110,26 +137,14 @@ final class SenderSession: @unchecked Sendable {
         if finished { core.unregister(id) }
     }
 
-    /// Whether a thread waiting for verdicts has something to do now (under `lock`): an answer or
-    /// the end is due, or, while frames are admitted, the window has a good part free. Waking it
-    /// for every verdict would make it admit one frame per wake-up with a full window, and look at
-    /// a failure not yet answerable after every verdict (a system call and a context switch per
-    /// notification); an eighth of the window at a time keeps the pipeline full at a fraction of
-    /// the cost.
-    private var worthWaking: Bool {
-        if machine.hasActionDue { return true }
-        guard machine.isAdmitting else { return false }
-        return machine.outstanding == 0 || machine.room >= Swift.max(1, machine.configuration.window / 8)
-    }
-
     /// A resend held for its earlier copy goes upstream itself (that copy got no verdict).
     ///
     /// Only while the sender is still to be answered: once it was (or left), its next copy is the
     /// one to deliver, and delivering this one too would deliver it twice.
     func forwardHeld(tag: UInt64) {
         let sequence = tag & 0xFFFF_FFFF
-        let (request, willAnswer): (ProviderRequest?, Bool) = lock.withLock {
-            (held.removeValue(forKey: sequence), machine.willAnswer)
+        let (request, willAnswer): (ProviderRequest?, Bool) = state.withLock { state in
+            (state.sender.releaseHeld(sequence: sequence), state.sender.machine.willAnswer)
         }
         guard let request else { return }
         if willAnswer {
@@ -182,10 +197,8 @@ final class SenderSession: @unchecked Sendable {
         let fingerprint = certificate?.sha256Fingerprint ?? []
         let identity = core.senderIdentity(of: certificate, fingerprint: fingerprint)
         let senderTopic = core.translation.fixedTopic ?? identity.topic
-        lock.withLock {
-            topic = senderTopic
-            lastFrameAt = Monotonic.now()  // idle from the end of its handshake on
-        }
+        topic = senderTopic
+        state.withLock { $0.lastFrameAt = Monotonic.now() }  // idle from the end of its handshake on
         core.count { $0.senderConnections += 1 }
         core.emit(
             .senderConnected(
@@ -195,20 +208,13 @@ final class SenderSession: @unchecked Sendable {
     }
 
     private func end(reason: String?) {
-        let (finished, delivered): (Bool, Int) = lock.withLock {
-            threadEnded = true
-            waitingForVerdicts = false
-            if case .finished = machine.nextAction() { return (true, machine.delivered) }
-            return (false, machine.delivered)
+        let (finished, delivered): (Bool, Int) = state.withLock { state in
+            state.threadEnded = true
+            state.waitingForVerdicts = false
+            return (state.isFinished, state.sender.machine.delivered)
         }
         if let reason { core.emit(.senderDisconnected(connection: connection, delivered: delivered, reason: reason)) }
         if finished { core.unregister(id) }
-    }
-
-    private struct Decoded {
-        var notification: PushNotification
-        var command: Command
-        var key: BridgeResendKey
     }
 
     /// The read loop; returns why it ended.
@@ -220,8 +226,8 @@ final class SenderSession: @unchecked Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         defer { buffer.deallocate() }
         let digest = ContentDigest()
-        var decoded: [Decoded] = []
-        decoded.reserveCapacity(256)
+        var frames: [BridgeSenderState.Frame] = []
+        frames.reserveCapacity(256)
         var lastActivity = Monotonic.now()
         var partialSince: Double?
         var stopDeadline: Double?
@@ -231,23 +237,20 @@ final class SenderSession: @unchecked Sendable {
 
         while true {
             // 1. Answer when the machine says so; leave when it is over.
-            let (action, room, admitting) = lock.withLock { () -> (BridgeSenderMachine.Action, Int, Bool) in
-                let action = machine.nextAction()
-                if case .answer(let answer) = action {
-                    // Remembered under the session's lock, so no verdict for these can slip past.
-                    core.memory.withLock { memory in
-                        let now = Duration.seconds(Monotonic.now())
-                        for item in answer.settledAfter {
-                            if let verdict = item.verdict { memory.remember(item.key, verdict: verdict, now: now) }
-                        }
-                        for item in answer.pendingAfter { memory.rememberPending(item.key) }
-                    }
+            var remembering: BridgeStore.WindowTicket?
+            let (action, room, admitting) = state.withLock { state -> (BridgeSenderMachine.Action, Int, Bool) in
+                // What the sender will send again is remembered under the session's lock, so no
+                // verdict for it can slip past.
+                let action = state.sender.nextAction { answer in
+                    remembering = core.withMemory { $0.remember(answer, now: .seconds(Monotonic.now())) }.ticket
                 }
-                let room = machine.room
-                return (action, room, machine.isAdmitting)
+                return (action, state.sender.machine.room, state.sender.machine.isAdmitting)
             }
             switch action {
             case .answer(let answer):
+                // The answer relies on the memory: it survives a crash of the bridge only once the
+                // store has it (a sender answered now resends after a restart too).
+                if let remembering { core.store.waitForWindow(remembering) }
                 return deliver(answer, on: session)
             case .finished:
                 session.closeGently(drainTimeout: 0.5)
@@ -260,11 +263,11 @@ final class SenderSession: @unchecked Sendable {
             let now = Monotonic.now()
             if core.isStopping, stopDeadline == nil {
                 stopDeadline = now + configuration.drainTimeout.inSeconds
-                lock.withLock { machine.stop() }
+                state.withLock { $0.sender.stop() }
                 continue
             }
             if let deadline = stopDeadline, now >= deadline {
-                let aftermaths = lock.withLock { machine.abandon(reason: "the bridge is stopping") }
+                let aftermaths = state.withLock { $0.sender.abandon(reason: "the bridge is stopping") }
                 for aftermath in aftermaths { core.handle(aftermath, connection: connection) }
                 stopDeadline = .infinity
                 continue
@@ -273,7 +276,7 @@ final class SenderSession: @unchecked Sendable {
             // 3. Complete frames already buffered go first.
             if admitting, room > 0, mayHaveFrames {
                 let (ended, filled) = admit(
-                    from: &decoder, room: room, into: &decoded, digest: digest, fingerprint: fingerprint,
+                    from: &decoder, room: room, into: &frames, digest: digest, fingerprint: fingerprint,
                     senderTopic: senderTopic)
                 if let ended { return ended }
                 mayHaveFrames = filled
@@ -281,14 +284,14 @@ final class SenderSession: @unchecked Sendable {
                     // The sender paused inside a frame that no bytes can make valid (an item frame
                     // longer than any, a payload over the limit): answered now, not at the frame
                     // deadline.
-                    lock.withLock { noteMalformed(doomed) }
+                    state.withLock { $0.sender.noteMalformed(doomed) }
                 }
-                if !decoded.isEmpty { lock.withLock { lastFrameAt = now } }
+                if !frames.isEmpty { state.withLock { $0.lastFrameAt = now } }
                 // The clock runs from the first byte of a frame that is not complete yet: a frame
                 // completed restarts it, so a sender streaming at full speed is never cut off.
                 if decoder.bufferedByteCount == 0 {
                     partialSince = nil
-                } else if !decoded.isEmpty || partialSince == nil {
+                } else if !frames.isEmpty || partialSince == nil {
                     partialSince = now
                 }
                 continue
@@ -297,7 +300,7 @@ final class SenderSession: @unchecked Sendable {
             // 4. Wait: for the sender's bytes when they are wanted (or dropped, once failing), for
             //    verdicts when the window is full or an answer waits for them.
             let readsSocket = room > 0 || !admitting
-            lock.withLock { waitingForVerdicts = !admitting || room == 0 }
+            state.withLock { $0.waitingForVerdicts = !admitting || room == 0 }
             guard readsSocket else {
                 _ = wake.wait(timeout: 0.5)
                 // Not reading is the bridge's doing (a full window): the sender's frame clock stops.
@@ -328,7 +331,7 @@ final class SenderSession: @unchecked Sendable {
             }
             let afterRead = Monotonic.now()
             if gotData { lastActivity = afterRead }
-            if lock.withLock({ evictRequested }) {
+            if state.withLock({ $0.evictRequested }) {
                 return senderLeft(
                     "closed to make room for a new sender (idle, nothing in flight)", session, closing: true)
             }
@@ -337,7 +340,7 @@ final class SenderSession: @unchecked Sendable {
                 return senderLeft(
                     "no complete frame within \(configuration.frameTimeout) (\(decoder.bufferedByteCount) bytes "
                         + "pending)", session, closing: true)
-            } else if !gotData, lock.withLock({ machine.outstanding == 0 }),
+            } else if !gotData, state.withLock({ $0.sender.machine.outstanding == 0 }),
                 afterRead - lastActivity > configuration.idleTimeout.inSeconds
             {
                 return senderLeft("idle for \(configuration.idleTimeout)", session, closing: true)
@@ -345,20 +348,21 @@ final class SenderSession: @unchecked Sendable {
         }
     }
 
-    /// Decodes up to `room` frames, admits them, and sends them on (or answers them from memory
-    /// or locally). Returns why the session must end, if it must (never, so far), and whether the
-    /// room was filled (more complete frames may be buffered).
+    /// Decodes up to `room` frames, admits them (``BridgeSenderState/admit(_:malformed:recall:translate:into:)``:
+    /// the rule), and carries out what it decided: sends them on, reports refusals and resends
+    /// answered from memory. Returns why the session must end, if it must (never, so far), and
+    /// whether the room was filled (more complete frames may be buffered).
     private func admit(
-        from decoder: inout FrameDecoder, room: Int, into decoded: inout [Decoded], digest: ContentDigest,
-        fingerprint: [UInt8], senderTopic: String?
+        from decoder: inout FrameDecoder, room: Int, into frames: inout [BridgeSenderState.Frame],
+        digest: ContentDigest, fingerprint: [UInt8], senderTopic: String?
     ) -> (ended: String?, filledRoom: Bool) {
-        decoded.removeAll(keepingCapacity: true)
+        frames.removeAll(keepingCapacity: true)
         var malformed: FrameDecodingError?
-        while decoded.count < room {
+        while frames.count < room {
             do {
                 guard case .notification(let notification, let command)? = try decoder.next() else { break }
-                decoded.append(
-                    Decoded(
+                frames.append(
+                    BridgeSenderState.Frame(
                         notification: notification, command: command,
                         key: Self.key(for: notification, fingerprint: fingerprint, digest: digest)))
             } catch {
@@ -366,134 +370,147 @@ final class SenderSession: @unchecked Sendable {
                 break
             }
         }
-        let filledRoom = decoded.count == room && malformed == nil
-        guard !decoded.isEmpty || malformed != nil else { return (nil, false) }
-        core.count { $0.received += decoded.count }
+        let filledRoom = frames.count == room && malformed == nil
+        guard !frames.isEmpty || malformed != nil else { return (nil, false) }
+        core.count { $0.received += frames.count }
 
-        // Admit in order; resends are looked up in the memory under the session's lock, so that a
+        // Translated here, outside every lock, unless the memory seems to know the frame: a
+        // resend whose earlier copy is remembered needs no request unless it has to wait for that
+        // copy (about half the frames of a sender that keeps meeting bad tokens are such resends).
+        let translation = core.translation
+        let connection = self.connection
+        let translate = { (frame: BridgeSenderState.Frame) in
+            translation.request(for: frame.notification, connection: connection, senderTopic: senderTopic)
+        }
+        remembered.removeAll(keepingCapacity: true)
+        let memoryInUse: Bool = core.memory.withLock { memory in
+            guard memory.count > 0 else { return false }
+            for frame in frames { remembered.append(memory.contains(frame.key)) }
+            return true
+        }
+        // A fleet's shared store knows what the other bridges remembered: the frames this memory
+        // does not know are looked up there (one round trip per read). When it cannot be asked,
+        // they are not sent: a resend another bridge already delivered would go out twice.
+        let storeUnreachable = core.store.isShared ? learnFromSharedStore(frames, known: memoryInUse) : nil
+        let memoryNowInUse = memoryInUse || core.memory.withLock { $0.count > 0 }
+        if memoryNowInUse, !memoryInUse {
+            remembered.removeAll(keepingCapacity: true)
+            core.memory.withLock { memory in for frame in frames { remembered.append(memory.contains(frame.key)) } }
+        }
+        for index in frames.indices where !(memoryNowInUse && remembered[index]) {
+            frames[index].request = translate(frames[index])
+        }
+        // Admitted in order, resends looked up in the memory under the session's lock, so that a
         // resolution for them cannot arrive before they are held.
-        var sequences: [UInt64?] = []
-        sequences.reserveCapacity(decoded.count)
-        var recalls: [BridgeResendMemory.Recall] = []
-        recalls.reserveCapacity(decoded.count)
-        // Translated only where the memory will not answer: a resend whose earlier copy is
-        // remembered needs no request unless it has to wait for that copy (about half the frames of
-        // a sender that keeps meeting bad tokens are such resends).
-        let translate = { (entry: Decoded) in
-            self.core.translation.request(
-                for: entry.notification, connection: self.connection, senderTopic: senderTopic)
-        }
-        let remembered: [Bool] = core.memory.withLock { memory in
-            memory.count == 0 ? [] : decoded.map { memory.contains($0.key) }
-        }
-        let memoryInUse = !remembered.isEmpty
-        var requests: [Result<ProviderRequest, BridgeRefusal>?] = []
-        requests.reserveCapacity(decoded.count)
-        for (index, entry) in decoded.enumerated() {
-            requests.append(memoryInUse && remembered[index] ? nil : translate(entry))
-        }
-        // Resends the memory answers are settled right here, under the same lock (one lock and one
-        // clock reading for the lot, not a round trip per frame: about half of a bad-token
-        // sender's frames are such resends).
-        var answered: [(sequence: UInt64, verdict: BridgeVerdict)] = []
-        var waiting: [(index: Int, sequence: UInt64)] = []
-        var aftermaths: [BridgeSenderMachine.Aftermath] = []
-        var acknowledged = 0
-        lock.withLock {
-            // `lookUp` asks the memory (whose lock the caller holds) about a resend.
-            func admitAll(lookUp: (BridgeResendKey, UInt64) -> BridgeResendMemory.Recall) {
-                for (index, entry) in decoded.enumerated() {
-                    let sequence = machine.admit(
-                        identifier: entry.notification.identifier ?? 0, command: entry.command,
-                        token: entry.notification.token, key: entry.key)
-                    sequences.append(sequence)
-                    var recall = BridgeResendMemory.Recall.unknown
-                    // A frame the gateway would refuse is refused again, never looked up.
-                    let refused = requests[index].map { if case .failure = $0 { true } else { false } } ?? false
-                    if let sequence, memoryInUse, !refused {
-                        recall = lookUp(entry.key, tag(sequence))
-                        switch recall {
-                        case .settled(let verdict): answered.append((sequence, verdict))
-                        case .pending: waiting.append((index, sequence))
-                        case .unknown: break  // translated when it is sent on, below
-                        }
-                    }
-                    recalls.append(recall)
-                }
-            }
-            if memoryInUse {
-                core.memory.withLock { memory in
+        admissions.removeAll(keepingCapacity: true)
+        state.withLock { state in
+            if memoryNowInUse {
+                _ = core.withMemory { memory in
                     let now = Duration.seconds(Monotonic.now())
-                    admitAll { key, waiter in memory.recall(key, waiter: waiter, now: now) }
+                    state.sender.admit(
+                        frames, malformed: malformed,
+                        recall: { key, sequence in memory.recall(key, waiter: self.tag(sequence), now: now) },
+                        translate: translate, into: &admissions)
                 }
             } else {
-                admitAll { _, _ in .unknown }
-            }
-            // Held under this lock (not the memory's, which the upstream threads need meanwhile),
-            // since the earlier copy's resolution needs this lock to reach them. One that cannot be
-            // translated after all is refused below (a later resolution for it finds it settled
-            // and is ignored).
-            for (index, sequence) in waiting {
-                if requests[index] == nil { requests[index] = translate(decoded[index]) }
-                if case .success(let request)? = requests[index] {
-                    held[sequence] = request
-                } else {
-                    recalls[index] = .unknown
-                }
-            }
-            if let malformed { noteMalformed(malformed) }
-            // Settled after every frame of the read is admitted, as their verdicts from upstream
-            // would be: a resend answered with a rejection does not stop the frames after it.
-            for (sequence, verdict) in answered {
-                if verdict.isSuccess { acknowledged += 1 }
-                let aftermath = machine.settle(sequence: sequence, verdict: verdict)
-                if aftermath != .none { aftermaths.append(aftermath) }
+                state.sender.admit(
+                    frames, malformed: malformed, recall: { _, _ in .unknown }, translate: translate, into: &admissions)
             }
         }
-        if acknowledged > 0 { core.count { $0.acknowledgedResends += acknowledged } }
-        for aftermath in aftermaths { core.handle(aftermath, connection: connection) }
         var dropped = 0
+        var acknowledged = 0
+        var refused = 0
+        var duplicates = 0
         forwarding.removeAll(keepingCapacity: true)
-        for (index, entry) in decoded.enumerated() {
-            guard let sequence = sequences[index] else {
+        for (index, admission) in admissions.enumerated() {
+            let notification = frames[index].notification
+            switch admission {
+            case .dropped:
                 dropped += 1
-                continue
-            }
-            switch recalls[index] {
-            case .settled(let verdict):
-                if verdict.isSuccess {
-                    core.emit(
-                        .acknowledgedResend(connection: connection, identifier: entry.notification.identifier ?? 0))
-                }
-                continue
-            case .pending:
-                continue  // its earlier copy's verdict will settle it (or send it)
-            case .unknown:
-                break
-            }
-            switch requests[index] ?? translate(entry) {
-            case .success(let request):
-                forwarding.append((request, tag(sequence)))
-            case .failure(let refusal):
-                core.count { $0.rejected += 1 }
+            case .refused(_, let refusal):
+                refused += 1
                 core.emit(
                     .rejected(
-                        connection: connection, identifier: entry.notification.identifier ?? 0,
-                        token: entry.notification.token, status: refusal.status, reason: refusal.reason))
-                settle(tag: tag(sequence), verdict: refusal.verdict)
+                        connection: connection, identifier: notification.identifier ?? 0, token: notification.token,
+                        status: refusal.status, reason: refusal.reason))
+            case .answered(_, let verdict):
+                guard verdict.isSuccess else { continue }
+                acknowledged += 1
+                core.emit(.acknowledgedResend(connection: connection, identifier: notification.identifier ?? 0))
+            case .held:
+                continue  // its earlier copy's verdict will settle it (or send it)
+            case .forwarded(let sequence, _, _) where storeUnreachable != nil:
+                settle(
+                    tag: tag(sequence),
+                    verdict: .unavailable(reason: "the shared store cannot be asked: \(storeUnreachable!.reason)"))
+            case .forwarded(let sequence, let request, let possibleDuplicate):
+                if possibleDuplicate {
+                    // Its earlier copy was upstream when a bridge on this store stopped.
+                    duplicates += 1
+                    core.emit(
+                        .possibleDuplicate(
+                            connection: connection, identifier: notification.identifier ?? 0,
+                            token: notification.token))
+                }
+                forwarding.append((request, tag(sequence)))
             }
         }
-        if dropped > 0 { core.count { $0.dropped += dropped } }
+        if dropped + acknowledged + refused + duplicates > 0 {
+            core.count {
+                $0.dropped += dropped
+                $0.acknowledgedResends += acknowledged
+                $0.rejected += refused
+                $0.possibleDuplicates += duplicates
+            }
+        }
         forwardAll(forwarding)
         return (nil, filledRoom)
     }
 
-    /// A malformed frame ends the sender's input: the machine answers it in its turn (under `lock`).
-    private func noteMalformed(_ malformed: FrameDecodingError) {
-        if malformed.isConfirmationBarrier { self.barrier = malformed.identifier }
-        machine.malformed(
-            malformed.errorResponse, command: malformed.command, reason: "byte \(malformed.offset): \(malformed.reason)"
-        )
+    /// How long a resend waits for the verdict of its earlier copy, still upstream at another
+    /// bridge of the fleet, before it is sent as a possible duplicate.
+    static let sharedPendingWait = PostgresStore.ownerTimeout.inSeconds
+
+    /// Asks the shared store about the frames this bridge's memory does not know, and puts what
+    /// it knows into the memory (a verdict, or orphaned). A frame whose earlier copy is still
+    /// upstream at a bridge that is alive waits for that verdict (asked again every 20 ms, up to
+    /// ``sharedPendingWait``, then taken for orphaned). Returns why the store could not be asked,
+    /// if it could not.
+    private func learnFromSharedStore(_ frames: [BridgeSenderState.Frame], known: Bool) -> LegacyAPNsError? {
+        var keys: [BridgeResendKey] = []
+        for (index, frame) in frames.enumerated() where !(known && remembered[index]) { keys.append(frame.key) }
+        let deadline = Monotonic.now() + Self.sharedPendingWait
+        var learned: [BridgeResendMemory.Record] = []
+        while !keys.isEmpty {
+            let found: [BridgeResendKey: SharedWindowEntry]
+            switch core.store.lookUp(keys) {
+            case .failure(let error):
+                core.emit(.storeFailed(reason: "the shared resend memory cannot be asked: \(error.reason)"))
+                return error
+            case .success(let answer):
+                found = answer ?? [:]
+            }
+            var waiting: [BridgeResendKey] = []
+            for (key, entry) in found {
+                switch entry {
+                case .settled(let verdict): learned.append(.init(key: key, verdict: verdict, age: .zero))
+                case .orphaned: learned.append(.init(key: key, verdict: nil, age: .zero))
+                case .pending: waiting.append(key)
+                }
+            }
+            keys = waiting
+            guard !keys.isEmpty else { break }
+            if Monotonic.now() >= deadline || core.isStopping {
+                // Its bridge says it is alive but gives no verdict: sent, as a possible duplicate.
+                learned += keys.map { .init(key: $0, verdict: nil, age: .zero) }
+                break
+            }
+            Monotonic.sleep(0.02)
+        }
+        if !learned.isEmpty {
+            core.memory.withLock { $0.restore(learned, now: .seconds(Monotonic.now())) }
+        }
+        return nil
     }
 
     /// The resend key: identifier and a digest of the sender's certificate and the content.
@@ -514,7 +531,7 @@ final class SenderSession: @unchecked Sendable {
 
     /// Writes the answer and closes.
     private func deliver(_ answer: BridgeSenderMachine.Answer, on session: TLSSession) -> String {
-        let barrier = lock.withLock { self.barrier }
+        let barrier = state.withLock { $0.sender.barrier }
         let isBarrier =
             barrier != nil && answer.response?.identifier == barrier
             && answer.response?.status == ConfirmationBarrier.expectedStatus
@@ -544,7 +561,7 @@ final class SenderSession: @unchecked Sendable {
 
     /// The sender left (or is made to): the failures nobody will hear of are reported.
     private func senderLeft(_ reason: String, _ session: TLSSession, closing: Bool = false) -> String {
-        let failed = lock.withLock { machine.senderGone() }
+        let failed = state.withLock { $0.sender.senderGone() }
         for item in failed {
             if let verdict = item.verdict { core.handle(.unreported(item, verdict), connection: connection) }
         }

@@ -23,6 +23,12 @@ public struct BridgeResendKey: Hashable, Sendable {
 /// A notification whose upstream verdict is still outstanding when the sender resends it is
 /// *pending*: the resend waits for that verdict instead of going upstream a second time.
 ///
+/// The memory can outlive the process: with ``Configuration/journals`` on, every change is also
+/// written to a journal (``drainJournal(_:)``) that the bridge commits to its store before the
+/// answer that relies on it, and a restarted bridge ``restore(_:now:)``s what the store kept.
+/// A notification still upstream when its bridge died comes back *orphaned*: nobody knows whether
+/// it was delivered, so its resend goes upstream again as a possible duplicate.
+///
 /// Pure and single-threaded; the bridge guards one instance with a lock.
 public struct BridgeResendMemory: Sendable {
     /// Bounds.
@@ -32,6 +38,9 @@ public struct BridgeResendMemory: Sendable {
         public var capacity = 100_000
         /// Settled entries older than this are forgotten (senders resend within seconds).
         public var lifetime: Duration = .seconds(600)
+        /// Whether every change is written to the journal as well (for a store that keeps the
+        /// memory across restarts).
+        public var journals = false
 
         /// The defaults above.
         public init() {}
@@ -47,6 +56,34 @@ public struct BridgeResendMemory: Sendable {
         /// Its earlier copy is still upstream: the caller waits for ``resolve(_:verdict:now:)`` to
         /// name it among the waiters.
         case pending
+        /// Its earlier copy was upstream when the bridge that sent it stopped (a crash, a kill):
+        /// it may or may not have been delivered. Send it, and report it as a possible duplicate.
+        case orphaned
+    }
+
+    /// One change to the memory, for a store that keeps it (``Configuration/journals``).
+    public enum Change: Hashable, Sendable {
+        /// `key` now has this verdict (nil: pending, its earlier copy still upstream).
+        case stored(BridgeResendKey, verdict: BridgeVerdict?)
+        /// `key` is forgotten (recalled, resolved for its waiters, or given up).
+        case forgotten(BridgeResendKey)
+    }
+
+    /// What a store kept of the memory, for ``restore(_:now:)``.
+    public struct Record: Hashable, Sendable {
+        /// The notification.
+        public var key: BridgeResendKey
+        /// Its verdict, or nil when it was still upstream (it comes back orphaned).
+        public var verdict: BridgeVerdict?
+        /// How long ago it was stored.
+        public var age: Duration
+
+        /// Creates a record.
+        public init(key: BridgeResendKey, verdict: BridgeVerdict?, age: Duration) {
+            self.key = key
+            self.verdict = verdict
+            self.age = age
+        }
     }
 
     /// What to do with the waiters of a pending entry once the earlier copy has its verdict.
@@ -65,6 +102,8 @@ public struct BridgeResendMemory: Sendable {
 
     private enum Entry: Hashable, Sendable {
         case settled(BridgeVerdict, stamp: UInt64)
+        /// Restored as pending: its bridge stopped before the verdict (evicted as settled ones are).
+        case orphaned(stamp: UInt64)
         /// `keep`: a waiter's own connection has answered meanwhile, so the sender will send it
         /// once more; the verdict stays remembered for that copy.
         case pending(waiters: [UInt64], keep: Bool)
@@ -79,6 +118,8 @@ public struct BridgeResendMemory: Sendable {
     private var nextStamp: UInt64 = 1
     /// Recalls answered from memory so far.
     public private(set) var hits = 0
+    /// Changes not yet drained (with ``Configuration/journals``).
+    private var journal: [Change] = []
 
     /// An empty memory.
     public init(configuration: Configuration = Configuration()) {
@@ -108,6 +149,16 @@ public struct BridgeResendMemory: Sendable {
             return
         }
         entries[key] = .pending(waiters: [], keep: false)
+        note(.stored(key, verdict: nil))
+    }
+
+    /// Remembers what an answer says the sender will send again: the notifications after the
+    /// failure, with their verdicts, or pending.
+    public mutating func remember(_ answer: BridgeSenderMachine.Answer, now: Duration) {
+        for item in answer.settledAfter {
+            if let verdict = item.verdict { remember(item.key, verdict: verdict, now: now) }
+        }
+        for item in answer.pendingAfter { rememberPending(item.key) }
     }
 
     /// A sender sent `key` again. Settled entries are consumed; for a pending one, `waiter` is
@@ -120,7 +171,12 @@ public struct BridgeResendMemory: Sendable {
         case .settled(let verdict, _)?:
             entries[key] = nil
             hits += 1
+            note(.forgotten(key))
             return .settled(verdict)
+        case .orphaned?:
+            entries[key] = nil
+            note(.forgotten(key))
+            return .orphaned
         case .pending(var waiters, let keep)?:
             waiters.append(waiter)
             entries[key] = .pending(waiters: waiters, keep: keep)
@@ -138,12 +194,14 @@ public struct BridgeResendMemory: Sendable {
         }
         if case .unavailable = verdict {
             entries[key] = nil
+            note(.forgotten(key))
             return Resolution(waiters: waiters, verdict: nil)
         }
         if waiters.isEmpty || keep {
             store(key, verdict: verdict, now: now)
         } else {
             entries[key] = nil
+            note(.forgotten(key))
         }
         return Resolution(waiters: waiters, verdict: verdict)
     }
@@ -153,17 +211,49 @@ public struct BridgeResendMemory: Sendable {
         nextStamp += 1
         entries[key] = .settled(verdict, stamp: stamp)
         order.append((key, stamp, now))
+        note(.stored(key, verdict: verdict))
         evict(now: now)
     }
 
-    /// Drops settled entries beyond the capacity or older than the lifetime.
-    private mutating func evict(now: Duration) {
+    /// Takes back what a store kept (oldest first), as a restarted bridge's memory: settled
+    /// entries answer their resends as before; pending ones come back ``Recall/orphaned``.
+    /// Records as old as the lifetime are skipped; nothing is journaled (the store has them).
+    public mutating func restore(_ records: some Sequence<Record>, now: Duration) {
+        for record in records where record.age < configuration.lifetime {
+            let stamp = nextStamp
+            nextStamp += 1
+            entries[record.key] = record.verdict.map { .settled($0, stamp: stamp) } ?? .orphaned(stamp: stamp)
+            order.append((record.key, stamp, now - record.age))
+        }
+        evict(now: now, journaling: false)
+    }
+
+    /// Hands the changes made since the last drain to `body` (a store commits them, in order),
+    /// and empties the journal, keeping its storage.
+    public mutating func drainJournal(_ body: ([Change]) -> Void) {
+        guard !journal.isEmpty else { return }
+        body(journal)
+        journal.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func note(_ change: Change) {
+        if configuration.journals { journal.append(change) }
+    }
+
+    /// Drops settled (and orphaned) entries beyond the capacity or older than the lifetime; those
+    /// dropped for the capacity are journaled (a store forgets the old ones by their age itself).
+    private mutating func evict(now: Duration, journaling: Bool = true) {
         while let oldest = order.first {
             let settledCount = order.count
-            guard settledCount > configuration.capacity || now - oldest.at >= configuration.lifetime else { return }
+            let expired = now - oldest.at >= configuration.lifetime
+            guard settledCount > configuration.capacity || expired else { return }
             _ = order.removeFirst()
-            if case .settled(_, let stamp)? = entries[oldest.key], stamp == oldest.stamp {
+            switch entries[oldest.key] {
+            case .settled(_, let stamp)? where stamp == oldest.stamp, .orphaned(let stamp)? where stamp == oldest.stamp:
                 entries[oldest.key] = nil
+                if journaling, !expired { note(.forgotten(oldest.key)) }
+            default:
+                break
             }
         }
     }

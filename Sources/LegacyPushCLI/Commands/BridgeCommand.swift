@@ -51,7 +51,9 @@ enum BridgeCommand {
         static let store = Option<String>.text(
             "store", "path",
             help: "The SQLite file holding tokens HTTP/2 reported unregistered until the feedback service has served "
-                + "them (created mode 0600; survives restarts)."
+                + "them, and the resend memory (created mode 0600; both survive restarts and crashes); or "
+                + "postgresql://user@host:port/db (any libpq URI or key=value string; PG* variables apply), the "
+                + "shared store of a fleet of bridges behind a load balancer."
         ).defaulting("legacy-push-bridge.sqlite")
         static let window = Option<Int>.integer(
             "window",
@@ -104,6 +106,17 @@ enum BridgeCommand {
                 notifications to uninstalled apps: the token is stored in --store (SQLite, synced to disk before \
                 the notification counts as delivered) and served once, with the time 410 gave, to the next sender \
                 of that topic that connects to the feedback port.
+
+                The store also keeps what the bridge remembers for senders' resends (the notifications after \
+                an error response it already delivered, or still has upstream), committed before the error \
+                response goes out: a bridge killed and restarted on the same store delivers none of them twice; \
+                one that was still upstream when it died is sent again and logged as a possible duplicate.
+
+                A fleet: several bridges with the same --store postgresql://... behind a TCP load balancer \
+                (HAProxy, mode tcp). A sender answered by one bridge and resending through another is answered \
+                from what the first remembered; any bridge's feedback port serves the 410s any bridge stored, \
+                each to one reader. A database that cannot be reached at start is one error (exit 3); one lost \
+                later gets senders status 10 for what cannot be looked up, until it answers again.
 
                 Senders must present a certificate chained to --client-ca or pinned by --client-fingerprint \
                 (pinned certificates may be expired). The topic is the sender certificate's unless --topic is \

@@ -113,7 +113,8 @@ struct BridgeLog: Sendable {
             return nil
         case .possibleDuplicate(let connection, let identifier, let token):
             return "sender \(connection): notification \(identifier) to \(token.hexString) may have been delivered "
-                + "upstream (its answer was lost); the sender will resend it: a possible duplicate"
+                + "already (an answer lost upstream, or a copy in flight when a bridge on this store stopped) and "
+                + "goes again: a possible duplicate"
         case .notDelivered(let connection, let identifier, let token, let reason):
             return "not delivered: sender \(connection), notification \(identifier) to \(token.hexString): \(reason)"
         case .feedbackServed(let client, let topic, let count):

@@ -114,4 +114,92 @@ import Testing
         }
         #expect(error?.reason.contains("/nonexistent-directory/store.sqlite") == true)
     }
+
+    static func key(_ identifier: UInt32) -> BridgeResendKey {
+        BridgeResendKey(identifier: identifier, digest: (UInt128(identifier) << 100) | 0xFEED_F00D)
+    }
+
+    /// The resend memory's changes, committed in order, come back after a reopen as the memory
+    /// a restarted bridge starts from: verdicts as they were, pending ones orphaned, forgotten
+    /// ones gone.
+    @Test func theResendWindowIsKeptAcrossAReopen() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("store.sqlite")
+        do {
+            let store = try FeedbackStore(path: path)
+            try store.apply([
+                .stored(Self.key(1), verdict: .accepted),
+                .stored(Self.key(2), verdict: .rejected(.invalidToken, reason: "BadDeviceToken")),
+                .stored(Self.key(3), verdict: nil),
+                .stored(Self.key(4), verdict: .unregistered(seconds: 1_650_000_000)),
+                .stored(Self.key(5), verdict: .accepted),
+                .forgotten(Self.key(5)),
+                // Pending, then settled: the latest change wins.
+                .stored(Self.key(6), verdict: nil),
+                .stored(Self.key(6), verdict: .accepted),
+            ])
+        }
+        let store = try FeedbackStore(path: path)
+        let kept = try store.resendWindow(lifetime: .seconds(600), capacity: 100)
+        var byIdentifier: [UInt32: BridgeVerdict?] = [:]
+        for record in kept {
+            #expect(record.key == Self.key(record.key.identifier))
+            byIdentifier[record.key.identifier] = record.verdict
+        }
+        #expect(
+            byIdentifier == [
+                1: .accepted, 2: .rejected(.invalidToken, reason: "BadDeviceToken"), 3: nil,
+                4: .unregistered(seconds: 1_650_000_000), 6: .accepted,
+            ])
+        var memory = BridgeResendMemory()
+        memory.restore(kept, now: .seconds(1000))
+        #expect(memory.recall(Self.key(1), waiter: 1, now: .seconds(1000)) == .settled(.accepted))
+        #expect(memory.recall(Self.key(3), waiter: 1, now: .seconds(1000)) == .orphaned)
+        #expect(memory.recall(Self.key(3), waiter: 1, now: .seconds(1000)) == .unknown)
+        #expect(memory.recall(Self.key(5), waiter: 1, now: .seconds(1000)) == .unknown)
+        // Nothing is older than its lifetime here; with a lifetime of 0 nothing is kept.
+        #expect(try store.resendWindow(lifetime: .zero, capacity: 100).isEmpty)
+        #expect(try store.resendWindow(lifetime: .seconds(600), capacity: 2).count == 2)
+        // Expiring with a lifetime of 0 deletes everything stored up to now.
+        try store.apply([], expiring: .zero)
+        #expect(try store.resendWindow(lifetime: .seconds(600), capacity: 100).isEmpty)
+    }
+
+    /// A store written by a newer release (a schema this one does not know) is refused at open,
+    /// naming both versions; an older one (feedback only, schema 0) is migrated and keeps its tuples.
+    @Test func aNewerSchemaIsRefusedAndAnOlderOneMigrated() throws {
+        let scratch = try ScratchDirectory()
+        let newer = scratch.file("newer.sqlite")
+        _ = try FeedbackStore(path: newer)
+        try Self.sqlite(newer, "PRAGMA user_version = 99")
+        #expect {
+            _ = try FeedbackStore(path: newer)
+        } throws: { error in
+            let reason = (error as? LegacyAPNsError)?.reason ?? ""
+            return reason.contains("schema version 99") && reason.contains("knows up to \(FeedbackStore.schemaVersion)")
+                && reason.contains(newer)
+        }
+
+        let older = scratch.file("older.sqlite")
+        try Self.sqlite(
+            older,
+            "CREATE TABLE feedback (topic TEXT NOT NULL, token BLOB NOT NULL, seconds INTEGER NOT NULL, "
+                + "PRIMARY KEY (topic, token)) WITHOUT ROWID; "
+                + "INSERT INTO feedback VALUES ('com.example.a', x'\(Self.token(7).hexString)', 123)")
+        let store = try FeedbackStore(path: older)
+        #expect(
+            try store.tuples(topic: "com.example.a", limit: 10) == [
+                FeedbackRecord(timestamp: 123, token: Self.token(7))
+            ])
+        try store.apply([.stored(Self.key(1), verdict: .accepted)])
+        #expect(try store.resendWindow(lifetime: .seconds(600), capacity: 10).count == 1)
+    }
+
+    /// Runs SQL on a store file with Python's sqlite3 (another SQLite, as a user's tool would be).
+    static func sqlite(_ path: String, _ sql: String) throws {
+        let result = try PythonTools.run(
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()",
+            arguments: [path, sql])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
 }

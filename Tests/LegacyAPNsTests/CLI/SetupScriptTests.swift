@@ -108,7 +108,7 @@ import Testing
 
     @Test func theListCoversEverySystemLibraryTargetOfThePackage() throws {
         let libraries = Self.systemLibraries(try Self.text("Package.swift"))
-        #expect(libraries.map(\.name) == ["COpenSSL", "CNGHTTP2", "CSQLite"])
+        #expect(libraries.map(\.name) == ["COpenSSL", "CNGHTTP2", "CSQLite", "CLibPQ"])
         let build = try Self.listed(tests: false)
         for library in libraries {
             #expect(!library.apt.isEmpty, "\(library.name) names no apt provider in Package.swift")

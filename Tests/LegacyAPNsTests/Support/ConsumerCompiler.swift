@@ -35,10 +35,13 @@ enum ConsumerCompiler {
             root.appending(path: "Sources/COpenSSL/module.modulemap").path,
             root.appending(path: "Sources/CNGHTTP2/module.modulemap").path,
             root.appending(path: "Sources/CSQLite/module.modulemap").path,
+            root.appending(path: "Sources/CLibPQ/module.modulemap").path,
         ] {
             arguments += ["-Xcc", "-fmodule-map-file=\(map)"]
         }
         arguments += ["-Xcc", "-I", "-Xcc", root.appending(path: "Sources/CHexDecode/include").path]
+        // libpq's header directory (pkg-config libpq --cflags), as the package build finds it.
+        arguments += ["-Xcc", "-I", "-Xcc", "/usr/include/postgresql"]
         if asLibrary { arguments.append("-parse-as-library") }
         let result = try CLIRunner.runProcess(URL(fileURLWithPath: "/usr/bin/env"), arguments)
         guard result.status != 0 else { return nil }

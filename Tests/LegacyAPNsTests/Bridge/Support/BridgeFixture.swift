@@ -45,17 +45,25 @@ struct BridgeFixture: Sendable {
 
     /// A binary client (our own `PushClient`) for the bridge, tuned for quick tests.
     func client(identity: ClientIdentity = TestGateway.clientIdentity) throws -> PushClient {
+        try PushClient(configuration: Self.clientConfiguration(gateway: endpoints.gateway, identity: identity))
+    }
+
+    /// The configuration of ``client(identity:)`` for a bridge at `gateway`; `failures`: the
+    /// reconnects in a row it takes before giving up.
+    static func clientConfiguration(
+        gateway: Endpoint, identity: ClientIdentity = TestGateway.clientIdentity, failures: Int = 4
+    ) -> PushClient.Configuration {
         var configuration = PushClient.Configuration(
-            gateway: .custom(host: endpoints.gateway.host, port: endpoints.gateway.port),
+            gateway: .custom(host: gateway.host, port: gateway.port),
             tls: TLSConfiguration(identity: identity, trust: .certificates(TestGateway.ca)))
         configuration.delivery = DeliveryStateMachine.Configuration(
             cacheCapacity: 100_000, maximumAttempts: 3,
             reconnect: ReconnectPolicy(
                 initialDelay: .milliseconds(10), multiplier: 2, maximumDelay: .milliseconds(100),
-                maximumConsecutiveFailures: 4))
+                maximumConsecutiveFailures: failures))
         configuration.connectTimeout = .seconds(5)
         configuration.verdictTimeout = .seconds(10)
-        return try PushClient(configuration: configuration)
+        return configuration
     }
 
     /// The bridge's feedback port as a service.

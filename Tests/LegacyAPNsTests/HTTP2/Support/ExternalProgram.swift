@@ -6,7 +6,7 @@ import Testing
 /// naming the package to install: these tests are never skipped. `Scripts/setup.sh --tests`
 /// installs every one of them (SetupScriptTests checks that for each case).
 enum ExternalProgram: CaseIterable {
-    case nghttp, nghttpd, h2load, curl
+    case nghttp, nghttpd, h2load, curl, haproxy
 
     var name: String {
         switch self {
@@ -14,6 +14,7 @@ enum ExternalProgram: CaseIterable {
         case .nghttpd: "nghttpd"
         case .h2load: "h2load"
         case .curl: "curl"
+        case .haproxy: "haproxy"
         }
     }
 
@@ -24,6 +25,7 @@ enum ExternalProgram: CaseIterable {
         case .nghttpd: "nghttp2-server"
         case .h2load: "nghttp2-client"
         case .curl: "curl"
+        case .haproxy: "haproxy"
         }
     }
 

@@ -1,0 +1,462 @@
+import APNsCore
+internal import CLibPQ
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The store of a fleet of bridges: one PostgreSQL database (through libpq) that every bridge of
+/// the fleet opens. The 410 tuples any bridge stored are served by any bridge's feedback port,
+/// each tuple to one reader; the resend memory every bridge journals is looked up by the others,
+/// so a sender answered by one bridge and resending through another is answered from it.
+///
+/// - Connection: a libpq connection URI (`postgresql://user@host:5432/db?sslmode=...`) or a
+///   `key=value` string; the `PG*` environment variables apply as libpq documents. A lost
+///   connection is reset on the next use (each call that fails throws, and the bridge retries).
+/// - Schema: created at first open in the schema `legacy_push`, versioned in
+///   `legacy_push.schema_version`; a newer version than this release knows is refused.
+/// - Durability: ordinary (logged) tables, so a database crash loses nothing committed.
+/// - Feedback: a reader claims tuples (`claimed_until`, one minute) with `FOR UPDATE SKIP
+///   LOCKED`, so two bridges' readers never get the same tuple; a tuple written completely is
+///   deleted, one given back (or whose reader vanished) is served again once the claim lapses.
+/// - The resend memory: one row per remembered notification, with the bridge that owns it and
+///   when; every bridge says it is alive in `legacy_push.bridges` every second or so, and the
+///   pending entries of a bridge silent for ``ownerTimeout`` are orphaned.
+///
+/// Not `Sendable`: one thread uses it (the bridge's store thread).
+public final class PostgresStore: BridgeStorage {
+    /// Where the database is, with any password left out.
+    public let location: String
+    /// This bridge's name in the store (host, process and a random part), owner of its entries.
+    public let instance: String
+    private let connectionString: String
+    private var connection: OpaquePointer?
+
+    /// The schema this release writes.
+    public static let schemaVersion = 1
+    /// A bridge that has not said it is alive for this long is taken for dead.
+    public static let ownerTimeout: Duration = .seconds(3)
+    /// How long a feedback reader's claim on tuples lasts.
+    static let claimSeconds = 60
+
+    /// Connects and creates (or checks) the schema.
+    ///
+    /// - Throws: ``LegacyAPNsError``: `.connectionFailed` when the database cannot be reached or
+    ///   refuses the login (the message is libpq's), `.fileError` when the schema is newer than
+    ///   this release or cannot be created.
+    public init(connection: String) throws {
+        self.connectionString = connection
+        self.location = Self.redacted(connection)
+        var random = SystemRandomNumberGenerator()
+        var host = [CChar](repeating: 0, count: 256)
+        gethostname(&host, host.count - 1)
+        let hostName = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        self.instance = "\(hostName)-\(getpid())-\(String(random.next() & 0xFFFF_FFFF, radix: 16))"
+        try connect()
+        try migrate()
+        try heartbeat()
+    }
+
+    deinit { close() }
+
+    /// Whether `store` names a PostgreSQL database rather than an SQLite file: a `postgresql://`
+    /// or `postgres://` URI, or a libpq `key=value` string.
+    public static func isConnectionString(_ store: String) -> Bool {
+        store.hasPrefix("postgresql://") || store.hasPrefix("postgres://")
+            || (store.contains("=") && !store.contains("/")
+                && store.split(separator: " ").allSatisfy { $0.contains("=") })
+    }
+
+    /// `connection` without a password (URI user info or `password=`), for messages.
+    static func redacted(_ connection: String) -> String {
+        let characters = Array(connection)
+        if let scheme = (0..<Swift.max(0, characters.count - 2)).first(where: {
+            characters[$0..<$0 + 3] == [":", "/", "/"]
+        }) {
+            let rest = characters[(scheme + 3)...]
+            guard let at = rest.firstIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") else {
+                return connection
+            }
+            return String(characters[..<colon]) + ":***" + String(characters[at...])
+        }
+        return connection.split(separator: " ").map { $0.hasPrefix("password=") ? "password=***" : String($0) }
+            .joined(separator: " ")
+    }
+
+    // MARK: - BridgeStorage
+
+    /// Stores tuples (the latest time wins; a later time clears a reader's claim).
+    public func add(_ tuples: [(topic: String, record: FeedbackRecord)]) throws {
+        guard !tuples.isEmpty else { return }
+        // The latest time wins; a later 410 for a claimed tuple is news: its claim lapses.
+        var latest: [String: [DeviceToken: UInt32]] = [:]
+        for (topic, record) in tuples {
+            latest[topic, default: [:]][record.token] = Swift.max(latest[topic]?[record.token] ?? 0, record.timestamp)
+        }
+        var topics: [String] = []
+        var tokens: [String] = []
+        var seconds: [String] = []
+        for (topic, records) in latest {
+            for (token, time) in records {
+                topics.append(topic)
+                tokens.append(token.hexString)
+                seconds.append(String(time))
+            }
+        }
+        try execute(
+            """
+            INSERT INTO legacy_push.feedback (topic, token, seconds)
+            SELECT t, decode(k, 'hex'), s FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(t, k, s)
+            ON CONFLICT (topic, token) DO UPDATE SET seconds = greatest(feedback.seconds, excluded.seconds),
+                claimed_until = CASE WHEN excluded.seconds > feedback.seconds THEN NULL ELSE feedback.claimed_until END
+            """, [Self.array(topics), Self.array(tokens), Self.array(seconds)],
+            what: "store \(tuples.count) feedback tuple(s)")
+    }
+
+    /// Claims up to `limit` unclaimed tuples of `topic` for one reader, oldest first.
+    public func tuples(topic: String, limit: Int) throws -> [FeedbackRecord] {
+        let rows = try query(
+            """
+            UPDATE legacy_push.feedback SET claimed_until = now() + make_interval(secs => \(Self.claimSeconds))
+            WHERE (topic, token) IN (
+                SELECT topic, token FROM legacy_push.feedback
+                WHERE topic = $1 AND (claimed_until IS NULL OR claimed_until < now())
+                ORDER BY seconds LIMIT $2 FOR UPDATE SKIP LOCKED)
+            RETURNING encode(token, 'hex'), seconds
+            """, [topic, String(limit)], what: "read the feedback tuples")
+        var records: [FeedbackRecord] = []
+        for row in rows {
+            guard let token = try? DeviceToken(hexString: row[0]), let seconds = UInt32(row[1]) else { continue }
+            records.append(FeedbackRecord(timestamp: seconds, token: token))
+        }
+        return records.sorted { $0.timestamp < $1.timestamp }
+    }
+
+    /// Deletes tuples written to a reader completely (one updated since, with a later time, stays).
+    public func forget(_ records: [FeedbackRecord], topic: String) throws {
+        guard !records.isEmpty else { return }
+        try execute(
+            """
+            DELETE FROM legacy_push.feedback f USING unnest($2::text[], $3::bigint[]) AS u(k, s)
+            WHERE f.topic = $1 AND f.token = decode(u.k, 'hex') AND f.seconds <= u.s
+            """,
+            [topic, Self.array(records.map { $0.token.hexString }), Self.array(records.map { String($0.timestamp) })],
+            what: "update the feedback tuples")
+    }
+
+    /// Releases the claim on tuples a reader was handed but could not be written.
+    public func giveBack(_ records: [FeedbackRecord], topic: String) throws {
+        guard !records.isEmpty else { return }
+        try execute(
+            """
+            UPDATE legacy_push.feedback f SET claimed_until = NULL FROM unnest($2::text[]) AS u(k)
+            WHERE f.topic = $1 AND f.token = decode(u.k, 'hex')
+            """, [topic, Self.array(records.map { $0.token.hexString })], what: "give feedback tuples back")
+    }
+
+    /// Tuples held, all topics.
+    public func count() throws -> Int {
+        let rows = try query("SELECT count(*) FROM legacy_push.feedback", [], what: "count the feedback tuples")
+        return rows.first.flatMap { Int($0[0]) } ?? 0
+    }
+
+    /// Commits resend-memory changes in one transaction, in order, each row owned by this bridge.
+    public func apply(_ changes: [BridgeResendMemory.Change], expiring: Duration?) throws {
+        // Runs of one kind, in order (a key stored then forgotten in one batch ends forgotten);
+        // within a run of stores the last change of a key wins.
+        var index = 0
+        var statements: [(String, [String])] = []
+        while index < changes.count {
+            if case .forgotten = changes[index] {
+                var identifiers: [String] = []
+                var digests: [String] = []
+                while index < changes.count, case .forgotten(let key) = changes[index] {
+                    identifiers.append(String(key.identifier))
+                    digests.append(Self.hex(key.digest))
+                    index += 1
+                }
+                statements.append(
+                    (
+                        """
+                        DELETE FROM legacy_push.window w USING unnest($1::bigint[], $2::text[]) AS u(i, d)
+                        WHERE w.identifier = u.i AND w.digest = decode(u.d, 'hex')
+                        """, [Self.array(identifiers), Self.array(digests)]
+                    ))
+            } else {
+                var latest: [BridgeResendKey: BridgeVerdict?] = [:]
+                var order: [BridgeResendKey] = []
+                while index < changes.count, case .stored(let key, let verdict) = changes[index] {
+                    if latest.updateValue(verdict, forKey: key) == nil { order.append(key) }
+                    index += 1
+                }
+                var columns = [[String]](repeating: [], count: 6)
+                for key in order {
+                    let (kind, status, seconds, reason) = Self.encode(latest[key] ?? nil)
+                    columns[0].append(String(key.identifier))
+                    columns[1].append(Self.hex(key.digest))
+                    columns[2].append(String(kind))
+                    columns[3].append(String(status))
+                    columns[4].append(String(seconds))
+                    columns[5].append(reason)
+                }
+                statements.append(
+                    (
+                        """
+                        INSERT INTO legacy_push.window (identifier, digest, kind, status, seconds, reason, owner, stored)
+                        SELECT i, decode(d, 'hex'), k, st, s, r, $7, now()
+                        FROM unnest($1::bigint[], $2::text[], $3::smallint[], $4::smallint[], $5::bigint[], $6::text[])
+                            AS u(i, d, k, st, s, r)
+                        ON CONFLICT (identifier, digest) DO UPDATE SET kind = excluded.kind, status = excluded.status,
+                            seconds = excluded.seconds, reason = excluded.reason, owner = excluded.owner,
+                            stored = excluded.stored
+                        """, columns.map(Self.array) + [instance]
+                    ))
+            }
+        }
+        if let expiring {
+            statements.append(
+                (
+                    "DELETE FROM legacy_push.window WHERE stored <= now() - make_interval(secs => $1)",
+                    [String(expiring.components.seconds)]
+                ))
+        }
+        guard !statements.isEmpty else { return }
+        try transaction(what: "store the resend memory (\(changes.count) change(s))") {
+            for (sql, parameters) in statements { try self.run(sql, parameters) }
+        }
+    }
+
+    /// A bridge restarted on a shared store starts empty: it asks the store about every frame
+    /// its memory does not know (``lookUp(_:lifetime:)``), which covers its own earlier entries.
+    public func resendWindow(lifetime: Duration, capacity: Int) throws -> [BridgeResendMemory.Record] { [] }
+
+    /// What the shared memory holds of `keys`, younger than `lifetime`: verdicts, pending entries of
+    /// live owners, orphaned ones of silent owners.
+    public func lookUp(_ keys: [BridgeResendKey], lifetime: Duration) throws -> [BridgeResendKey: SharedWindowEntry]? {
+        guard !keys.isEmpty else { return [:] }
+        let rows = try query(
+            """
+            SELECT w.identifier, encode(w.digest, 'hex'), w.kind, w.status, w.seconds, w.reason,
+                coalesce(b.seen > now() - make_interval(secs => $4), false)
+            FROM unnest($1::bigint[], $2::text[]) AS u(i, d)
+            JOIN legacy_push.window w ON w.identifier = u.i AND w.digest = decode(u.d, 'hex')
+            LEFT JOIN legacy_push.bridges b ON b.name = w.owner
+            WHERE w.stored > now() - make_interval(secs => $3)
+            """,
+            [
+                Self.array(keys.map { String($0.identifier) }), Self.array(keys.map { Self.hex($0.digest) }),
+                String(lifetime.components.seconds), String(Self.ownerTimeout.components.seconds),
+            ], what: "look up the resend memory")
+        var found: [BridgeResendKey: SharedWindowEntry] = [:]
+        for row in rows {
+            guard let identifier = UInt32(row[0]), let digest = UInt128(row[1], radix: 16),
+                let kind = Int(row[2]), let status = UInt8(row[3]), let seconds = UInt32(row[4])
+            else { continue }
+            let key = BridgeResendKey(identifier: identifier, digest: digest)
+            if let verdict = Self.decode(kind: kind, status: status, seconds: seconds, reason: row[5]) {
+                found[key] = .settled(verdict)
+            } else {
+                found[key] = row[6] == "t" ? .pending : .orphaned
+            }
+        }
+        return found
+    }
+
+    /// Says this bridge is alive.
+    public func heartbeat() throws {
+        try execute(
+            """
+            INSERT INTO legacy_push.bridges (name, seen) VALUES ($1, now())
+            ON CONFLICT (name) DO UPDATE SET seen = excluded.seen
+            """, [instance], what: "say the bridge is alive")
+    }
+
+    /// Closes the connection.
+    public func close() {
+        if let connection { PQfinish(connection) }
+        connection = nil
+    }
+
+    // MARK: - Schema
+
+    private func migrate() throws {
+        try transaction(what: "create the schema") {
+            // One bridge at a time creates or migrates it.
+            try self.run("SELECT pg_advisory_xact_lock(2195)", [])
+            try self.run("CREATE SCHEMA IF NOT EXISTS legacy_push", [])
+            try self.run("CREATE TABLE IF NOT EXISTS legacy_push.schema_version (version integer NOT NULL)", [])
+            let version =
+                try self.rows("SELECT max(version) FROM legacy_push.schema_version", []).first
+                .flatMap { Int($0[0]) } ?? 0
+            guard version <= Self.schemaVersion else {
+                throw Failure(
+                    code: .fileError,
+                    message: "it was written by a newer legacy-push (schema version \(version); this one knows up "
+                        + "to \(Self.schemaVersion))")
+            }
+            guard version < Self.schemaVersion else { return }
+            try self.run(
+                """
+                CREATE TABLE legacy_push.feedback (
+                    topic text NOT NULL, token bytea NOT NULL, seconds bigint NOT NULL,
+                    claimed_until timestamptz, PRIMARY KEY (topic, token))
+                """, [])
+            try self.run(
+                """
+                CREATE TABLE legacy_push.window (
+                    identifier bigint NOT NULL, digest bytea NOT NULL, kind smallint NOT NULL,
+                    status smallint NOT NULL, seconds bigint NOT NULL, reason text NOT NULL,
+                    owner text NOT NULL, stored timestamptz NOT NULL, PRIMARY KEY (identifier, digest))
+                """, [])
+            try self.run("CREATE INDEX window_stored ON legacy_push.window (stored)", [])
+            try self.run("CREATE TABLE legacy_push.bridges (name text PRIMARY KEY, seen timestamptz NOT NULL)", [])
+            try self.run("DELETE FROM legacy_push.schema_version", [])
+            try self.run("INSERT INTO legacy_push.schema_version VALUES ($1)", [String(Self.schemaVersion)])
+        }
+    }
+
+    // MARK: - Verdicts as columns
+
+    /// kind 0: pending; 1 accepted; 2 unregistered (seconds); 3 rejected (status, reason).
+    private static func encode(_ verdict: BridgeVerdict?) -> (Int, Int, Int64, String) {
+        switch verdict {
+        case nil, .unavailable?: return (0, 0, 0, "")
+        case .accepted?: return (1, 0, 0, "")
+        case .unregistered(let seconds)?: return (2, 0, Int64(seconds), "")
+        case .rejected(let status, let reason)?: return (3, Int(status.rawValue), 0, reason)
+        }
+    }
+
+    private static func decode(kind: Int, status: UInt8, seconds: UInt32, reason: String) -> BridgeVerdict? {
+        switch kind {
+        case 1: return .accepted
+        case 2: return .unregistered(seconds: seconds)
+        case 3: return .rejected(StatusCode(rawValue: status), reason: reason)
+        default: return nil
+        }
+    }
+
+    private static func hex(_ digest: UInt128) -> String {
+        let text = String(digest, radix: 16)
+        return String(repeating: "0", count: 32 - text.count) + text
+    }
+
+    /// A PostgreSQL array literal of `values` (each quoted, `"` and `\` escaped).
+    static func array(_ values: [String]) -> String {
+        var literal = "{"
+        for (index, value) in values.enumerated() {
+            if index > 0 { literal += "," }
+            literal += "\""
+            for character in value {
+                if character == "\"" || character == "\\" { literal.append("\\") }
+                literal.append(character)
+            }
+            literal += "\""
+        }
+        return literal + "}"
+    }
+
+    // MARK: - libpq
+
+    private struct Failure: Error {
+        var code: LegacyAPNsError.Code
+        var message: String
+    }
+
+    private func connect() throws {
+        close()
+        connection = PQconnectdb(connectionString)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let message = lastMessage()
+            close()
+            throw LegacyAPNsError(.connectionFailed, "cannot reach the store \(location): \(message)")
+        }
+    }
+
+    private func lastMessage() -> String {
+        guard let connection, let text = PQerrorMessage(connection) else { return "no connection" }
+        let message = String(cString: text).split(separator: "\n").first.map(String.init) ?? ""
+        return message.isEmpty ? "unknown error" : message
+    }
+
+    /// Runs `body` in a transaction: committed, or rolled back when it throws. A broken connection
+    /// is reset first.
+    private func transaction(what: String, _ body: () throws -> Void) throws {
+        do {
+            try ensureConnected()
+            try run("BEGIN", [])
+            do {
+                try body()
+                try run("COMMIT", [])
+            } catch {
+                _ = try? run("ROLLBACK", [])
+                throw error
+            }
+        } catch let failure as Failure {
+            throw LegacyAPNsError(failure.code, "cannot \(what) in \(location): \(failure.message)")
+        }
+    }
+
+    private func execute(_ sql: String, _ parameters: [String], what: String) throws {
+        _ = try query(sql, parameters, what: what)
+    }
+
+    private func query(_ sql: String, _ parameters: [String], what: String) throws -> [[String]] {
+        do {
+            try ensureConnected()
+            return try rows(sql, parameters)
+        } catch let failure as Failure {
+            throw LegacyAPNsError(failure.code, "cannot \(what) in \(location): \(failure.message)")
+        }
+    }
+
+    private func ensureConnected() throws {
+        guard connection == nil || PQstatus(connection) != CONNECTION_OK else { return }
+        if let connection {
+            PQreset(connection)
+            if PQstatus(connection) == CONNECTION_OK { return }
+        } else {
+            connection = PQconnectdb(connectionString)
+            if let connection, PQstatus(connection) == CONNECTION_OK { return }
+        }
+        throw Failure(code: .connectionFailed, message: "the database cannot be reached (\(lastMessage()))")
+    }
+
+    private func run(_ sql: String, _ parameters: [String]) throws { _ = try rows(sql, parameters) }
+
+    /// Runs one statement with text parameters; returns its rows as text.
+    private func rows(_ sql: String, _ parameters: [String]) throws -> [[String]] {
+        let result = Self.withCStrings(parameters) { values in
+            PQexecParams(connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            let message = result.flatMap { PQresultErrorMessage($0) }.map { String(cString: $0) } ?? ""
+            let first = message.split(separator: "\n").first.map(String.init) ?? lastMessage()
+            let code: LegacyAPNsError.Code = PQstatus(connection) == CONNECTION_OK ? .fileError : .connectionFailed
+            throw Failure(code: code, message: first.isEmpty ? lastMessage() : first)
+        }
+        var rows: [[String]] = []
+        let count = PQntuples(result)
+        let fields = PQnfields(result)
+        rows.reserveCapacity(Int(count))
+        for row in 0..<count {
+            var values: [String] = []
+            for field in 0..<fields { values.append(String(cString: PQgetvalue(result, row, field))) }
+            rows.append(values)
+        }
+        return rows
+    }
+
+    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R)
+        -> R
+    {
+        guard !strings.isEmpty else { return body(nil) }
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+        defer { for pointer in pointers { free(pointer) } }
+        return pointers.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { body($0) }
+        }
+    }
+}
