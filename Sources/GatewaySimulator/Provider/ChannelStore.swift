@@ -8,9 +8,9 @@ import Synchronization
 ///   keys everything, so one store shared by a production and a development simulator keeps their
 ///   channels apart, as APNs does.
 /// - Its storage policy is fixed at creation.
-/// - At most ``maximumChannelsPerApp`` (Apple: 10,000) per app and environment; one more is
-///   refused with CannotCreateChannelConfig.
-/// - Deleting is irreversible: the id is never valid again.
+/// - At most ``maximumChannelsPerApp`` (Apple: 10,000) per app and environment, and
+///   ``maximumChannels`` in all; one more is refused with CannotCreateChannelConfig.
+/// - Deleting is irreversible: the id is never valid again (ids are 128 random bits).
 /// - Every accepted broadcast is recorded (the most recent ``maximumRecords``) with its channel
 ///   and policy; on a most-recent-message channel (policy 1) the latest one is kept as the
 ///   channel's stored message (``storedMessage(channel:bundleID:environment:)``), the earlier one
@@ -55,14 +55,17 @@ public final class ChannelStore: Sendable {
     private struct State {
         var channels: [Key: [(id: ChannelID, policy: MessageStoragePolicy)]] = [:]
         var stored: [ChannelID: Broadcast] = [:]
-        /// Every id ever handed out, deleted ones included (never handed out again).
-        var issued: Set<ChannelID> = []
+        /// The ids of every channel (of any app and environment), for unique new ones.
+        var live: Set<ChannelID> = []
         var broadcasts: [Broadcast] = []
         var generator: SplitMix64
     }
 
     /// Channels one app may have in one environment.
     public let maximumChannelsPerApp: Int
+    /// Channels of all apps together: a client naming ever new bundle ids cannot make the store
+    /// grow without bound (one more is refused with CannotCreateChannelConfig).
+    public let maximumChannels: Int
     /// Broadcasts kept in ``broadcasts``.
     public let maximumRecords: Int
     private let state: Mutex<State>
@@ -71,10 +74,15 @@ public final class ChannelStore: Sendable {
     ///
     /// - Parameters:
     ///   - maximumChannelsPerApp: Apple's 10,000 by default (tests lower it).
+    ///   - maximumChannels: all apps' channels together.
     ///   - maximumRecords: how many broadcasts ``broadcasts`` keeps (the oldest go first).
     ///   - seed: the generator of channel ids (reproducible runs).
-    public init(maximumChannelsPerApp: Int = 10_000, maximumRecords: Int = 10_000, seed: UInt64 = 0xC4A7) {
+    public init(
+        maximumChannelsPerApp: Int = 10_000, maximumChannels: Int = 100_000, maximumRecords: Int = 10_000,
+        seed: UInt64 = 0xC4A7
+    ) {
         self.maximumChannelsPerApp = maximumChannelsPerApp
+        self.maximumChannels = maximumChannels
         self.maximumRecords = maximumRecords
         state = Mutex(State(generator: SplitMix64(seed: seed)))
     }
@@ -117,9 +125,10 @@ public final class ChannelStore: Sendable {
         state.withLock { state in
             let key = Key(environment: environment, bundleID: bundleID)
             var list = state.channels[key] ?? []
-            guard list.count < maximumChannelsPerApp else { return nil }
+            guard list.count < maximumChannelsPerApp, state.live.count < maximumChannels else { return nil }
+            // 128 random bits: a deleted channel's id does not come back (and a live one never).
             var id = ChannelID.random(using: &state.generator)
-            while !state.issued.insert(id).inserted { id = ChannelID.random(using: &state.generator) }
+            while !state.live.insert(id).inserted { id = ChannelID.random(using: &state.generator) }
             list.append((id, policy))
             state.channels[key] = list
             return id
@@ -132,6 +141,8 @@ public final class ChannelStore: Sendable {
             let key = Key(environment: environment, bundleID: bundleID)
             guard let index = state.channels[key]?.firstIndex(where: { $0.id == channel }) else { return false }
             state.channels[key]!.remove(at: index)
+            if state.channels[key]!.isEmpty { state.channels[key] = nil }
+            state.live.remove(channel)
             state.stored[channel] = nil
             return true
         }

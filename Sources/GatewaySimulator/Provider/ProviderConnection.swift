@@ -445,7 +445,9 @@ package final class ProviderConnection: HTTP2SessionDelegate {
                 response = ChannelResponse(status: 201, requestID: requestID, channelID: id)
             } else {
                 response = ChannelResponse(rejecting: .cannotCreateChannelConfig, requestID: requestID)
-                why = "\(bundleID) has its \(store.maximumChannelsPerApp) channels in \(environment)"
+                why =
+                    "no room for another channel of \(bundleID) in \(environment): at most "
+                    + "\(store.maximumChannelsPerApp) per app, \(store.maximumChannels) in all"
             }
         case .success(.read(let bundleID, let id)):
             let found = store.policy(of: id, bundleID: bundleID, environment: environment)

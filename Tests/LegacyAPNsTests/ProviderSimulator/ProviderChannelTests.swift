@@ -308,6 +308,18 @@ import Testing
         #expect(store.storedMessage(channel: newer, bundleID: "com.a", environment: .production) == nil)
     }
 
+    /// Apps without end cannot make the store grow without end.
+    @Test func theStoreHoldsABoundedNumberOfChannelsInAll() throws {
+        let store = ChannelStore(maximumChannelsPerApp: 2, maximumChannels: 3)
+        #expect(store.maximumChannels == 3)
+        let ids = try (0..<3).map { index in
+            try #require(store.create(bundleID: "com.app\(index)", policy: .noMessageStored, environment: .development))
+        }
+        #expect(store.create(bundleID: "com.app9", policy: .noMessageStored, environment: .development) == nil)
+        #expect(store.delete(ids[1], bundleID: "com.app1", environment: .development))
+        #expect(store.create(bundleID: "com.app9", policy: .noMessageStored, environment: .development) != nil)
+    }
+
     /// One store shared by a production and a development simulator: each sees its own channels.
     @Test func aChannelBelongsToOneEnvironment() async throws {
         let store = ChannelStore()
