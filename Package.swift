@@ -6,7 +6,8 @@ import PackageDescription
 //   APNsCore          sans-IO: wire codecs, model, JSON, JSON Lines, delivery state machine, errors
 //   APNsCredentials   certificates, keys, .p12/.pem/.cer (OpenSSL)
 //   APNsRuntime       internal: sockets, poll, threads, locks, clock, TLS sessions, the transport seam,
-//                     the HTTP/2 session over nghttp2
+//                     the HTTP/2 session over nghttp2, the small HTTP/1.1 server, the proxy tunnel
+//   APNsMetrics       the metrics listener, the Prometheus registry and its HTTP endpoint
 //   LegacyAPNs        the binary client                 FeedbackClient   the feedback reader/poller
 //   HTTP2Client       the HTTP/2 provider-API client    LegacyBridge     binary senders through HTTP/2
 //   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
@@ -19,6 +20,7 @@ let package = Package(
         .library(name: "APNsCore", targets: ["APNsCore"]),
         .library(name: "APNsCredentials", targets: ["APNsCredentials"]),
         .library(name: "LegacyAPNs", targets: ["LegacyAPNs"]),
+        .library(name: "APNsMetrics", targets: ["APNsMetrics"]),
         .library(name: "FeedbackClient", targets: ["FeedbackClient"]),
         .library(name: "GatewaySimulator", targets: ["GatewaySimulator"]),
         .library(name: "HTTP2Client", targets: ["HTTP2Client"]),
@@ -62,6 +64,10 @@ let package = Package(
             dependencies: ["APNsCore", "APNsCredentials", "COpenSSL", "CNGHTTP2"]
         ),
         .target(
+            name: "APNsMetrics",
+            dependencies: ["APNsCore", "APNsRuntime"]
+        ),
+        .target(
             name: "LegacyAPNs",
             dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime"]
         ),
@@ -75,17 +81,19 @@ let package = Package(
         ),
         .target(
             name: "LegacyBridge",
-            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime", "HTTP2Client", "CSQLite", "CLibPQ"]
+            dependencies: [
+                "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "HTTP2Client", "CSQLite", "CLibPQ",
+            ]
         ),
         .target(
             name: "GatewaySimulator",
-            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime"]
+            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics"]
         ),
         .target(
             name: "LegacyPushCLI",
             dependencies: [
-                "APNsCore", "APNsCredentials", "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator",
-                "HTTP2Client", "LegacyBridge", "CFileGuard",
+                "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "LegacyAPNs", "FeedbackClient",
+                "GatewaySimulator", "HTTP2Client", "LegacyBridge", "CFileGuard",
             ]
         ),
         .executableTarget(
@@ -134,8 +142,10 @@ let package = Package(
         .testTarget(
             name: "LegacyAPNsTests",
             dependencies: [
-                "APNsCore", "APNsCredentials", "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator",
-                "HTTP2Client", "LegacyBridge", "LegacyPushCLI", "legacy-push", "Notify", "FuzzHarness", "TestSupport",
+                "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "LegacyAPNs", "FeedbackClient",
+                "GatewaySimulator", "HTTP2Client", "LegacyBridge", "LegacyPushCLI", "legacy-push", "Notify",
+                "FuzzHarness",
+                "TestSupport",
             ]
         ),
     ],

@@ -21,6 +21,7 @@ modules=(
     GatewaySimulator
     HTTP2Client
     LegacyBridge
+    APNsMetrics
 )
 
 graphs="$PWD/.build/docs-build/symbol-graphs"

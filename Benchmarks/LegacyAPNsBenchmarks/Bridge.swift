@@ -8,6 +8,10 @@ import Foundation
 /// summary adds up to the input, its rejections are exactly the bad tokens, and the simulator's
 /// `--record` holds every good token exactly once and no bad one.
 ///
+/// The bridge case runs twice in each round, with `--metrics` and without, so the cost of metrics is
+/// measured in the same invocation (the metrics run scrapes `/metrics` once after its send, and
+/// checks that the bridge's count of forwarded notifications is the input's).
+///
 /// Every case starts fresh processes (nothing warm carries over from the previous case), all on
 /// free ports. The rate is the sender's own `seconds` (first connection to last confirmation;
 /// the file is parsed before); wall time from spawn to exit is in the note. CPU: the bridge's and
@@ -36,12 +40,14 @@ enum BridgeBenchmarks {
             let quietBad = Set(stride(from: badSpacing / 2, to: quietCount, by: badSpacing))
 
             var bridged: [Run] = []
+            var metered: [Run] = []
             var direct: [Run] = []
             var rejecting: [Run] = []
             var quiet: [Run] = []
             var rawQuiet: [Run] = []
             for _ in 0..<runs {
                 bridged.append(try throughBridge(input: input, count: count, bad: [], scratch: scratch))
+                metered.append(try throughBridge(input: input, count: count, bad: [], scratch: scratch, metrics: true))
                 direct.append(try directly(input: input, count: count, scratch: scratch))
                 rejecting.append(try throughBridge(input: input, count: count, bad: bad, scratch: scratch))
                 quiet.append(try throughBridge(input: quietInput, count: quietCount, bad: quietBad, scratch: scratch))
@@ -57,6 +63,16 @@ enum BridgeBenchmarks {
                     note: "\(String(format: "%.0f", 100 * ratio)) % of direct; "
                         + "bridge CPU \(String(format: "%.1f", bridge.bridgeCPUPerNotification)) µs/notification; "
                         + bridge.note + "; runs \(Run.rates(bridged))" + Run.failures(bridged)))
+            let withMetrics = Run.median(metered)
+            report(
+                BenchmarkResult(
+                    name: "bridge: send -> bridge --metrics -> serve --http2", count: count,
+                    seconds: withMetrics.seconds, unit: "notifs", cpuSeconds: withMetrics.bridgeCPU,
+                    bytes: count * payloadBytes,
+                    note: "\(String(format: "%.1f", 100 * withMetrics.rate / bridge.rate)) % of metrics off (same "
+                        + "invocation); bridge CPU \(String(format: "%.1f", withMetrics.bridgeCPUPerNotification)) "
+                        + "µs/notification (off: \(String(format: "%.1f", bridge.bridgeCPUPerNotification))); "
+                        + withMetrics.note + "; runs \(Run.rates(metered))" + Run.failures(metered)))
             report(
                 BenchmarkResult(
                     name: "bridge: send --http2 -> serve --http2 (direct)", count: count, seconds: straight.seconds,
@@ -165,7 +181,9 @@ enum BridgeBenchmarks {
 
     /// `send` through a fresh bridge in front of a fresh simulator (refusing the `bad` tokens,
     /// recording what it accepts when there are any).
-    static func throughBridge(input: String, count: Int, bad: Set<Int>, scratch: String) throws -> Run {
+    static func throughBridge(
+        input: String, count: Int, bad: Set<Int>, scratch: String, metrics: Bool = false
+    ) throws -> Run {
         let record = scratch + "/record.jsonl"
         unlink(record)
         var serveFlags = authKey
@@ -177,7 +195,8 @@ enum BridgeBenchmarks {
         defer { serve.stop() }
         let store = scratch + "/bridge-\(UUID().uuidString).sqlite"
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(store + suffix) } }
-        let bridge = try BridgeProcess(upstreamPort: serve.port, store: store, log: scratch + "/bridge.log")
+        let bridge = try BridgeProcess(
+            upstreamPort: serve.port, store: store, log: scratch + "/bridge.log", metrics: metrics)
         defer { bridge.stop() }  // also when the send fails (stop is idempotent)
         var run = try measure(
             Package.cli,
@@ -186,11 +205,29 @@ enum BridgeBenchmarks {
                 "--cert", Package.certs("universal-modern.p12"), "--passphrase-file",
                 Package.certs("passphrase.txt"), "--json", "--quiet",
             ], count: count, scratch: scratch, serve: serve, bridge: bridge)
+        let forwarded = bridge.metricsURL.map { scrape($0, "legacy_push_notifications_forwarded_total") }
         bridge.stop()
         run.bridgeStatistics = bridge.statistics
+        if let forwarded, forwarded != count {
+            run.failure = "/metrics said \(forwarded.map(String.init) ?? "nothing") forwarded, the input is \(count)"
+        }
         serve.stop()
-        run.failure = ledger(run, count: count, bad: bad, record: bad.isEmpty ? nil : record)
+        run.failure = run.failure ?? ledger(run, count: count, bad: bad, record: bad.isEmpty ? nil : record)
         return run
+    }
+
+    /// The value of an unlabelled family on a `/metrics` page, fetched with curl.
+    static func scrape(_ url: String, _ family: String) -> Int? {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = ["curl", "-s", "--max-time", "10", url]
+        let out = Pipe()
+        curl.standardOutput = out
+        guard (try? curl.run()) != nil else { return nil }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        curl.waitUntilExit()
+        let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(family + " ") }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") }
     }
 
     /// ``QuietSender`` through a fresh bridge in front of a fresh simulator refusing the `bad`
@@ -322,15 +359,18 @@ final class BridgeProcess {
     let process = Process()
     let port: UInt16
     let log: String
+    /// `http://HOST:PORT/metrics` when started with `--metrics`.
+    let metricsURL: String?
 
-    init(upstreamPort: UInt16, store: String, log: String) throws {
+    init(upstreamPort: UInt16, store: String, log: String, metrics: Bool = false) throws {
         self.log = log
         process.executableURL = URL(fileURLWithPath: Package.cli)
-        process.arguments = [
-            "bridge", "--port", "0", "--no-feedback", "--upstream", "127.0.0.1:\(upstreamPort)",
-            "--upstream-ca-file", Package.certs("ca.pem"), "--auth-key", Package.certs("AuthKey_ABC123DEFG.p8"),
-            "--team-id", "DEF123GHIJ", "--store", store, "--quiet",
-        ]
+        process.arguments =
+            [
+                "bridge", "--port", "0", "--no-feedback", "--upstream", "127.0.0.1:\(upstreamPort)",
+                "--upstream-ca-file", Package.certs("ca.pem"), "--auth-key", Package.certs("AuthKey_ABC123DEFG.p8"),
+                "--team-id", "DEF123GHIJ", "--store", store, "--quiet",
+            ] + (metrics ? ["--metrics", "127.0.0.1:0"] : [])
         process.environment = ProcessInfo.processInfo.environment.merging(["LEGACY_PUSH_FIXTURES": Package.certs("")]) {
             $1
         }
@@ -341,7 +381,8 @@ final class BridgeProcess {
         try process.run()
         var text = ""
         var port: UInt16?
-        while port == nil {
+        var metricsURL: String?
+        while port == nil || (metrics && metricsURL == nil) {
             let data = out.fileHandleForReading.availableData
             if data.isEmpty { break }
             text += String(decoding: data, as: UTF8.self)
@@ -351,9 +392,13 @@ final class BridgeProcess {
             {
                 port = UInt16(address.split(separator: ":").last ?? "")
             }
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("metrics on ") }) {
+                metricsURL = String(line.dropFirst("metrics on ".count))
+            }
         }
         guard let port else { throw HTTP2ServeBenchmarks.BenchmarkError("bridge did not start: \(text)") }
         self.port = port
+        self.metricsURL = metricsURL
     }
 
     var cpuSeconds: Double? { Clock.cpu(of: process.processIdentifier) }

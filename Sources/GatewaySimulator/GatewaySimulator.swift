@@ -281,6 +281,9 @@ public final class GatewaySimulator: Sendable {
     /// Counters so far.
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// Connections served now, on both ports (counted against the connection limit).
+    public var openConnections: Int { state.withLock { $0.connections.count } }
+
     /// Replaces the tuples the feedback service will hand out next.
     public func setFeedback(_ records: [FeedbackRecord]) {
         state.withLock { $0.feedback = records }

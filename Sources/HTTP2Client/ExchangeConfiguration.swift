@@ -17,7 +17,9 @@ public struct ExchangeConfiguration<Server: ExchangeServer>: Sendable {
     public var credentials: ProviderCredentials
     /// Which CAs vouch for the server.
     public var trust: TLSConfiguration.Trust = .systemDefault
-    /// Time to connect, and to wait for each answer.
+    /// An HTTP proxy to reach the server through (`CONNECT`), or nil to connect directly.
+    public var proxy: ProviderProxy?
+    /// Time to connect (through the proxy, when there is one), and to wait for each answer.
     public var timeout: Duration = .seconds(10)
     /// The clocks (for the provider token's age).
     public var clock: any ProviderClock = SystemProviderClock()

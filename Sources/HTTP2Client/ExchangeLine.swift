@@ -19,7 +19,7 @@ final class ExchangeLine: Sendable {
                 settings: HTTP2Exchange.Settings(
                     endpoint: configuration.server.endpoint, context: context,
                     credentials: configuration.credentials, timeout: configuration.timeout.inSeconds,
-                    clock: configuration.clock)))
+                    clock: configuration.clock, proxy: configuration.proxy?.tunnel)))
     }
 
     /// Sends one request, suspending (not blocking) the caller meanwhile.

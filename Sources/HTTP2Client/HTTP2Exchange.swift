@@ -18,6 +18,8 @@ final class HTTP2Exchange: HTTP2SessionDelegate {
         var credentials: ProviderCredentials
         var timeout: Double
         var clock: any ProviderClock
+        /// The proxy's tunnel, if connections go through one.
+        var proxy: ProxyTunnel?
     }
 
     /// A request: its header fields (given the token to carry, if any) and its body.
@@ -154,7 +156,7 @@ final class HTTP2Exchange: HTTP2SessionDelegate {
 
     private func open() throws {
         let tls = try TLSSession.connectSpeakingHTTP2(
-            to: settings.endpoint, context: settings.context, timeout: settings.timeout)
+            to: settings.endpoint, context: settings.context, timeout: settings.timeout, through: settings.proxy)
         var options = HTTP2Session.Options()
         options.peerMaxConcurrentStreams = 1
         session = try HTTP2Session(role: .client, options: options, delegate: self)

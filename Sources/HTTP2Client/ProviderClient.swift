@@ -47,7 +47,9 @@ public struct ProviderClient: Sendable {
         public var connections = 1
         /// Stream limits, timeouts, retries and token rotation, per connection.
         public var delivery = ProviderConnectionMachine.Configuration()
-        /// Time to establish TCP and TLS.
+        /// An HTTP proxy to reach the server through (`CONNECT`), or nil to connect directly.
+        public var proxy: ProviderProxy?
+        /// Time to establish TCP and TLS (through the proxy, when there is one).
         public var connectTimeout: Duration = .seconds(10)
         /// Notifications read ahead of the connections (memory stays bounded by this).
         public var inputBuffer = 8192

@@ -25,6 +25,8 @@ final class ProviderConnection: HTTP2SessionDelegate {
         var context: TLSContext
         var credentials: ProviderCredentials
         var connectTimeout: Double
+        /// The proxy's tunnel, if connections go through one.
+        var proxy: ProxyTunnel?
         /// Used for requests without a topic.
         var defaultTopic: String?
         var clock: any ProviderClock
@@ -202,7 +204,8 @@ final class ProviderConnection: HTTP2SessionDelegate {
         }
         do {
             let tls = try TLSSession.connectSpeakingHTTP2(
-                to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout)
+                to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout,
+                through: settings.proxy)
             var options = HTTP2Session.Options()
             // One stream until the server's SETTINGS say how many, whatever the authentication: APNs
             // ends the connection for a stream beyond its limit, even one opened before its

@@ -47,7 +47,8 @@ public final class ProviderStream: Sendable {
         }
         let settings = ProviderConnection.Settings(
             endpoint: configuration.server.endpoint, context: context, credentials: configuration.credentials,
-            connectTimeout: configuration.connectTimeout.inSeconds, defaultTopic: configuration.topic, clock: clock)
+            connectTimeout: configuration.connectTimeout.inSeconds, proxy: configuration.proxy?.tunnel,
+            defaultTopic: configuration.topic, clock: clock)
         let collector = self.collector
         for slot in 0..<slots {
             OSThread.start(name: "apns-h2-\(slot)") {
@@ -105,6 +106,23 @@ public final class ProviderStream: Sendable {
     /// Notifications taken by a connection (sent, or about to be, or waiting to be retried) and
     /// without a final verdict yet: what a stopped stream is settling.
     public var notificationsInFlight: Int { queue.unsettled }
+
+    /// How many notifications wait for a connection and how many the connections hold, at one moment.
+    public struct Occupancy: Hashable, Sendable {
+        /// Submitted (or waiting to be retried) and not taken by a connection yet: the queue depth.
+        public var queued = 0
+        /// Taken by a connection (sent, or about to be) and without a verdict yet.
+        public var inFlight = 0
+
+        /// Creates a value.
+        public init(queued: Int = 0, inFlight: Int = 0) {
+            self.queued = queued
+            self.inFlight = inFlight
+        }
+    }
+
+    /// The stream's occupancy now (for metrics: one lock on the queue).
+    public var occupancy: Occupancy { queue.occupancy }
 
     /// Why the stream stopped (nil while it takes notifications).
     public var failure: LegacyAPNsError? { queue.stopReason }

@@ -50,6 +50,13 @@ final class ProviderWorkQueue: @unchecked Sendable {
     /// Notifications handed to a connection or waiting to be retried, without a final verdict.
     var unsettled: Int { lock.withLock { outstanding } }
 
+    /// Notifications waiting for a connection (new ones and retries), and those a connection holds.
+    var occupancy: ProviderStream.Occupancy {
+        lock.withLock {
+            ProviderStream.Occupancy(queued: input.count + retries.count, inFlight: outstanding - retries.count)
+        }
+    }
+
     /// Numbers a new request and gives it an apns-id if it has none (under the lock).
     private func entry(for request: ProviderRequest, tag: UInt64) -> ProviderEntry {
         var request = request

@@ -107,6 +107,11 @@ public final class Bridge: Sendable {
         package var storeRefusesDeletes: (@Sendable () -> Bool)?
         /// Called for every ``BridgeEvent``, from the bridge's threads.
         public var events: (@Sendable (BridgeEvent) -> Void)?
+        /// Called for every event of the upstream client, verdicts included (which ``events`` does
+        /// not carry: the bridge turns them into its own), before the bridge acts on it, from the
+        /// upstream connection threads: keep it quick. For metrics
+        /// (``reportMetrics(to:)``: latency, answers per status and reason).
+        public var upstreamEvents: (@Sendable (ProviderEvent) -> Void)?
 
         /// Creates a configuration with the documented defaults.
         public init(
@@ -178,6 +183,32 @@ public final class Bridge: Sendable {
 
     /// Statistics so far.
     public var statistics: BridgeStatistics { core.statistics.withLock { $0 } }
+
+    /// Sender connections being served now (gateway and feedback, those in their TLS handshake too).
+    public var openConnections: Int { state.withLock { $0.activeConnections } }
+
+    /// The upstream's queue depth and notifications in flight now.
+    public var upstreamOccupancy: ProviderStream.Occupancy { core.upstream.occupancy }
+
+    /// Whether the bridge can serve a new sender now: nil when it can, else why not. Ready means it
+    /// is listening and not stopping, the store answers, and an upstream connection is up or can be
+    /// had within `timeout` (the first check starts one, as the first sender would; nobody is
+    /// counted as refused). For a readiness probe (`GET /readyz`, `MetricsServer`): it blocks the
+    /// calling thread, at most about `timeout` plus a store query, so call it from a thread of your
+    /// own, never from async code.
+    public func readiness(timeout: Duration = .seconds(2)) -> String? {
+        guard !core.isStopping else { return "the bridge is stopping" }
+        guard state.withLock({ !$0.listeners.isEmpty }) else { return "the bridge is not listening" }
+        _ = core.store.count()
+        if let failure = core.upstream.readiness(timeout: timeout.inSeconds, countsRefusal: false) {
+            return "no upstream connection: \(failure.reason)"
+        }
+        return nil
+    }
+
+    /// Tuples waiting in the store for the feedback service, counted on the calling thread
+    /// (blocking it for one store query: for metrics sampled on a thread of their own).
+    package func storedFeedbackCountNow() -> Int { core.store.count() }
 
     /// Tuples waiting in the store for the feedback service.
     public func storedFeedbackCount() async -> Int {

@@ -56,7 +56,11 @@ final class BridgeCore: Sendable {
         // (nothing connects until the first submission).
         let router = EventRouter()
         self.router = router
-        let client = try ProviderClient(configuration: upstreamConfiguration) { event in router.core?.route(event) }
+        let tap = configuration.upstreamEvents
+        let client = try ProviderClient(configuration: upstreamConfiguration) { event in
+            tap?(event)
+            router.core?.route(event)
+        }
         self.upstream = BridgeUpstream(client: client) { event in router.core?.emit(event) }
         router.core = self
         self.store = BridgeStore(

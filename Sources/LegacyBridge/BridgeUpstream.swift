@@ -50,8 +50,8 @@ final class BridgeUpstream: @unchecked Sendable {
     /// the last stream stopped). While a connection attempt is under way (the bridge's first, or
     /// the first after an outage's pause, which the next sender to arrive starts) the call waits
     /// for its outcome, up to `timeout` seconds; after a failed attempt, or during the pause, it
-    /// refuses at once.
-    func readiness(timeout: Double) -> LegacyAPNsError? {
+    /// refuses at once. A readiness probe passes `countsRefusal` false: it is not a sender.
+    func readiness(timeout: Double, countsRefusal: Bool = true) -> LegacyAPNsError? {
         let deadline = Monotonic.now() + timeout
         var began: LegacyAPNsError?
         let failure: LegacyAPNsError? = lock.withLock {
@@ -73,7 +73,7 @@ final class BridgeUpstream: @unchecked Sendable {
                 _ = lock.wait(timeout: Swift.min(remaining, 0.05))
                 if let stopped = noteStoppedStream() { began = stopped }
             }
-            refusedDuringOutage += 1
+            if countsRefusal { refusedDuringOutage += 1 }
             return connectFailure ?? lastFailure ?? LegacyAPNsError(.connectionFailed, "the upstream is unavailable")
         }
         if let reason = began ?? failure { reportOutage(reason) }
@@ -184,6 +184,11 @@ final class BridgeUpstream: @unchecked Sendable {
     private func streamStopped(_ stopped: ProviderStream) {
         let began = lock.withLock { stream === stopped ? noteStoppedStream() : nil }
         if let began { reportOutage(began) }
+    }
+
+    /// The current stream's queue depth and notifications in flight (zero without a stream).
+    var occupancy: ProviderStream.Occupancy {
+        lock.withLock { stream ?? finishing }?.occupancy ?? ProviderStream.Occupancy()
     }
 
     /// Finishes the current stream: waits until every notification sent has its verdict.

@@ -573,13 +573,12 @@ public struct ProviderConnectionMachine: Sendable {
             case .delivered:
                 report.accepted += 1
                 finalized += 1
-                pendingEvents.append(
-                    .accepted(
-                        connection: connection,
-                        ProviderAcceptance(
-                            position: entry.position, tag: entry.tag, identifier: entry.request.identifier,
-                            apnsID: response.apnsID ?? entry.apnsID, latency: now - waiting.sentAt,
-                            isPossibleDuplicate: entry.possiblyDelivered)))
+                var acceptance = ProviderAcceptance(
+                    position: entry.position, tag: entry.tag, identifier: entry.request.identifier,
+                    apnsID: response.apnsID ?? entry.apnsID, latency: now - waiting.sentAt,
+                    isPossibleDuplicate: entry.possiblyDelivered)
+                acceptance.pushType = entry.request.pushType
+                pendingEvents.append(.accepted(connection: connection, acceptance))
             case .doNotRetry, .discardDeviceToken:
                 reject(entry, response: response, isLocal: false)
             case .retryAfterDelay, .retryWithBackoff:
@@ -821,11 +820,12 @@ public struct ProviderConnectionMachine: Sendable {
     }
 
     private mutating func reject(_ entry: ProviderEntry, response: ProviderResponse, isLocal: Bool) {
-        let rejection = ProviderRejection(
+        var rejection = ProviderRejection(
             position: entry.position, identifier: entry.request.identifier, token: entry.request.deviceToken,
             status: response.status,
             reason: response.reason, timestamp: response.timestamp, apnsID: response.apnsID ?? entry.apnsID,
             isLocal: isLocal, mayHaveBeenDelivered: entry.possiblyDelivered, tag: entry.tag)
+        rejection.pushType = entry.request.pushType
         if configuration.keepsVerdictLists { report.rejected.append(rejection) } else { report.unlistedRejections += 1 }
         finalized += 1
         pendingEvents.append(.rejected(connection: connection, rejection))

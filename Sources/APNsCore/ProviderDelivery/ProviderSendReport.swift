@@ -13,6 +13,8 @@ public struct ProviderAcceptance: Hashable, Sendable {
     /// An earlier attempt may have been delivered too (its connection was lost before the answer,
     /// and it was sent again): the device may show it twice.
     public var isPossibleDuplicate: Bool
+    /// The request's push type, when it named one (for metrics; nil when the client inferred it).
+    public var pushType: PushType?
 
     /// Creates an acceptance.
     public init(
@@ -52,6 +54,8 @@ public struct ProviderRejection: Hashable, Sendable {
     /// True when an earlier attempt was lost with its connection: APNs may have delivered it
     /// before this answer came.
     public var mayHaveBeenDelivered: Bool
+    /// The request's push type, when it named one (for metrics; nil when the client inferred it).
+    public var pushType: PushType?
 
     /// Creates a rejection.
     public init(

@@ -69,12 +69,17 @@ package final class TLSSession: Transport {
 
     /// Connects to `endpoint` and completes the handshake within `timeout` seconds, verifying the
     /// server's certificate chain and host name. With `resuming`, offers that earlier session, so
-    /// a reconnect after an error response costs no certificate signatures.
+    /// a reconnect after an error response costs no certificate signatures. With `proxy`, the TCP
+    /// connection goes to the proxy, which is asked for a tunnel to `endpoint` (``ProxyTunnel``), and
+    /// TLS runs inside it, verified against `endpoint` all the same.
     package static func connect(
-        to endpoint: Endpoint, context: TLSContext, timeout: Double, resuming ticket: TLSTicket? = nil
+        to endpoint: Endpoint, context: TLSContext, timeout: Double, resuming ticket: TLSTicket? = nil,
+        through proxy: ProxyTunnel? = nil
     ) throws -> TLSSession {
         let deadline = Monotonic.now() + timeout
-        let socket = try Socket.connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
+        let socket =
+            try proxy?.connect(to: endpoint, timeout: timeout)
+            ?? Socket.connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
         ERR_clear_error()
         guard let ssl = SSL_new(context.pointer) else {
             throw LegacyAPNsError(.tlsConfiguration, "cannot create a TLS session: \(OpenSSLError.drain("SSL_new"))")

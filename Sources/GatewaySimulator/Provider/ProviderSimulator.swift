@@ -151,6 +151,9 @@ public final class ProviderSimulator: Sendable {
     /// Counters so far (see ``Statistics/summary`` for the closing line).
     public var statistics: Statistics { policy.statistics }
 
+    /// Connections served now (counted against the connection limit).
+    public var openConnections: Int { state.withLock { $0.connections.count } }
+
     private func requestStop() {
         let listeners = state.withLock { state in
             defer {

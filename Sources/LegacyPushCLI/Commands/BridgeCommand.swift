@@ -1,3 +1,4 @@
+import APNsMetrics
 internal import APNsRuntime
 import LegacyBridge
 
@@ -127,6 +128,11 @@ enum BridgeCommand {
                 Prints "listening on HOST:PORT (binary, bridging to UPSTREAM)" and "feedback on HOST:PORT" once \
                 ready. Every notification not delivered and not told to its sender (it disconnected first) is \
                 logged as "not delivered". Ctrl-C or SIGTERM stops: senders get status 10 after --drain-timeout.
+
+                --metrics HOST:PORT serves GET /metrics (Prometheus), /healthz and /readyz (200 while it \
+                listens, the store answers and an upstream connection can be had; 503 otherwise); see \
+                docs/operations.md. --proxy http://[user:pass@]host:port (or HTTPS_PROXY, minus NO_PROXY) \
+                tunnels the upstream connections through an HTTP proxy with CONNECT.
                 """,
             options: [
                 Options.host.spec, Options.port.spec, Options.feedbackPort.spec, Options.noFeedback.spec,
@@ -136,7 +142,8 @@ enum BridgeCommand {
                 SendCommand.HTTP2Options.teamID.spec, Options.upstreamCertificate.spec, Options.upstreamKey.spec,
                 Options.topic.spec, Options.store.spec, Options.window.spec, Options.strictOrder.spec,
                 Options.upstreamConnections.spec, Options.maximumConnections.spec, Options.idleTimeout.spec,
-                Options.drainTimeout.spec, Options.tlsMaximum.spec, Options.json.spec, CommonOptions.quiet.spec,
+                Options.drainTimeout.spec, Options.tlsMaximum.spec, ProxyOptions.url.spec, MetricsOptions.address.spec,
+                Options.json.spec, CommonOptions.quiet.spec,
             ] + CredentialOptions.passphraseOnly,
             run: { arguments, console in try await run(arguments, console: console) },
             examples: [
@@ -176,6 +183,8 @@ enum BridgeCommand {
         let fingerprints = try arguments.values(Options.clientFingerprint)
         let json = arguments.isSet(Options.json)
         let quiet = arguments.isSet(CommonOptions.quiet)
+        let proxy = try ProxyOptions.resolve(arguments, for: upstreamEndpoint.host)
+        let metered = try MetricsOptions.metrics(arguments)
 
         let credentials = try upstreamCredentials(arguments, console: console)
         let (identity, senderCAs) = try senderSide(arguments, console: console, pinned: !fingerprints.isEmpty)
@@ -189,6 +198,7 @@ enum BridgeCommand {
             }
         }
         upstream.connections = try arguments.required(Options.upstreamConnections)
+        upstream.proxy = proxy
         upstream.topic = nil  // each sender's topic, unless --topic
 
         var configuration = Bridge.Configuration(
@@ -206,13 +216,21 @@ enum BridgeCommand {
         configuration.maximumTLSVersion = try arguments.required(Options.tlsMaximum)
         let log = BridgeLog(console: console, json: json, quiet: quiet)
         configuration.events = { log.record($0) }
+        if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
 
         let bridge = try Bridge(configuration: configuration)
+        let metricsServer = metered.map { metrics, endpoint in
+            metrics.observe(bridge)
+            return MetricsOptions.server(metrics, at: endpoint) { bridge.readiness() }
+        }
         try await InterruptWatch.serve(
-            start: { try await bridge.start() },
-            announce: { endpoints in
-                log.line("listening on \(endpoints.gateway) (binary, bridging to \(upstreamEndpoint))")
+            start: { try await MetricsOptions.start(metricsServer) { try await bridge.start() } },
+            announce: { started in
+                let (endpoints, metricsEndpoint) = started
+                let through = proxy.map { " through \($0)" } ?? ""
+                log.line("listening on \(endpoints.gateway) (binary, bridging to \(upstreamEndpoint)\(through))")
                 if let feedback = endpoints.feedback { log.line("feedback on \(feedback)") }
+                if let metricsEndpoint { log.line(MetricsOptions.announcement(metricsEndpoint)) }
                 console.flush()
             },
             stop: {
@@ -223,6 +241,7 @@ enum BridgeCommand {
                             + "senders' last verdicts (signal again to stop at once)")
                 }
                 await bridge.stop()
+                await metricsServer?.stop()
             })
         let statistics = bridge.statistics
         if json {

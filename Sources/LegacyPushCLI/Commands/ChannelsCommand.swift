@@ -33,7 +33,7 @@ enum ChannelsCommand {
                         + "with --sandbox api-manage-broadcast.sandbox.push.apple.com:2195), e.g. serve --http2's "
                         + "port or its --management-port."
                 ).spec,
-                ConnectionOptions.caFile.spec, SendCommand.Options.timeout.spec,
+                ConnectionOptions.caFile.spec, SendCommand.Options.timeout.spec, ProxyOptions.url.spec,
             ]
         }
     }
@@ -118,6 +118,7 @@ enum ChannelsCommand {
                     credentials: try SendCommand.http2Credentials(arguments, console: console))
                 configuration.trust = try ConnectionOptions.trust(arguments)
                 configuration.timeout = try arguments.required(SendCommand.Options.timeout)
+                configuration.proxy = try ProxyOptions.resolve(arguments, for: endpoint.host)
                 let client = try ChannelClient(configuration: configuration)
                 let status = try await body(arguments, client, bundleID, requestID, console)
                 await client.close()

@@ -50,7 +50,7 @@ extension SendCommand {
         static var specs: [OptionSpec] {
             [
                 http2.spec, authKey.spec, keyID.spec, teamID.spec, topic.spec, pushType.spec, collapseID.spec,
-                apnsID.spec,
+                apnsID.spec, ProxyOptions.url.spec,
             ] + LiveActivityOptions.specs
         }
 
@@ -58,7 +58,8 @@ extension SendCommand {
         static let binaryOnly = ["format", "cache", "max-payload"]
         /// Options of the HTTP/2 API only.
         static let http2Only =
-            ["auth-key", "key-id", "team-id", "topic", "push-type", "collapse-id", "apns-id"] + LiveActivityOptions.all
+            ["auth-key", "key-id", "team-id", "topic", "push-type", "collapse-id", "apns-id", "proxy"]
+            + LiveActivityOptions.all
     }
 
     static func runHTTP2(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
@@ -111,6 +112,7 @@ extension SendCommand {
         configuration.topic = topic
         configuration.connections = connections
         configuration.connectTimeout = timeout
+        configuration.proxy = try ProxyOptions.resolve(arguments, for: endpoint.host)
         configuration.delivery.reconnect = ReconnectPolicy(maximumConsecutiveFailures: retries)
 
         let output = SendHTTP2Output(console: console, json: json, input: input)

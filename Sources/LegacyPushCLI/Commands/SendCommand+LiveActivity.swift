@@ -138,6 +138,7 @@ extension SendCommand {
             server: .custom(endpoint), credentials: try http2Credentials(arguments, console: console))
         configuration.trust = try ConnectionOptions.trust(arguments)
         configuration.timeout = try arguments.required(Options.timeout)
+        configuration.proxy = try ProxyOptions.resolve(arguments, for: endpoint.host)
         let client = try BroadcastClient(configuration: configuration)
         let result = try await client.send(request)
         await client.close()

@@ -117,7 +117,7 @@ enum ServeCommand {
                 feedbackFile.spec, record.spec, failToken.spec, failEvery.spec, closeAfter.spec, shutdownAfter.spec,
                 CommonOptions.maximumPayload.spec, errorDelay.spec, splitErrors.spec, maximumConnections.spec,
                 idleTimeout.spec, handshakeTimeout.spec, frameTimeout.spec, newestTLS.spec, oldestTLS.spec,
-                environment.spec, topic.spec, quiet.spec, http2.spec,
+                environment.spec, topic.spec, MetricsOptions.address.spec, quiet.spec, http2.spec,
             ]
         }
 
@@ -166,6 +166,7 @@ enum ServeCommand {
             feedback = try FeedbackFile.records(path)
         }
         let recordPath = try arguments.value(Options.record)
+        let metered = try MetricsOptions.metrics(arguments)
         let (identity, trust) = try credentials(arguments, console: console)
         var configuration = GatewaySimulator.Configuration(identity: identity, clientTrust: trust)
         configuration.host = host
@@ -191,16 +192,27 @@ enum ServeCommand {
             }
         }
 
+        if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
+
         FileDescriptor.raiseLimit(to: maximumConnections + 256)
         let simulator = try GatewaySimulator(configuration: configuration)
+        let metricsServer = metered.map { metrics, endpoint in
+            metrics.observe(simulator)
+            return MetricsOptions.server(metrics, at: endpoint)
+        }
         try await InterruptWatch.serve(
-            start: { try await simulator.start() },
-            announce: { endpoints in
+            start: { try await MetricsOptions.start(metricsServer) { try await simulator.start() } },
+            announce: { started in
+                let (endpoints, metricsEndpoint) = started
                 console.print("listening on \(endpoints.gateway)")
                 if let feedback = endpoints.feedback { console.print("feedback on \(feedback)") }
+                if let metricsEndpoint { console.print(MetricsOptions.announcement(metricsEndpoint)) }
                 console.flush()
             },
-            stop: { await simulator.stop() })
+            stop: {
+                await simulator.stop()
+                await metricsServer?.stop()
+            })
         let statistics = simulator.statistics
         var stopped =
             "stopped: \(counted(statistics.connections, "connection")), \(statistics.accepted) accepted, "

@@ -161,8 +161,8 @@ enum ServeHTTP2Command {
                 goawayAfter.spec, shutdownAfter.spec, resetAfter.spec, stallToken.spec, errorDelay.spec,
                 randomFaults.spec, clockSkew.spec, record.spec, maximumConnections.spec, firstRequestTimeout.spec,
                 idleTimeout.spec,
-                newestTLS.spec, quiet.spec, managementPort.spec, maximumChannels.spec, broadcastDisabled.spec,
-                channelFailEvery.spec,
+                newestTLS.spec, MetricsOptions.address.spec, quiet.spec, managementPort.spec, maximumChannels.spec,
+                broadcastDisabled.spec, channelFailEvery.spec,
             ]
         }
 
@@ -351,6 +351,7 @@ enum ServeHTTP2Command {
             }
             authKeys.append(.init(keyID: argument.keyID, teamID: argument.teamID, publicKey: publicKey))
         }
+        let metered = try MetricsOptions.metrics(arguments)
         let (identity, trust) = try credentials(arguments, console: console)
         var configuration = ProviderSimulator.Configuration(identity: identity, clientTrust: trust)
         configuration.host = host
@@ -381,17 +382,28 @@ enum ServeHTTP2Command {
             console.diagnostic("no --auth-key given: token-auth requests will get 403 InvalidProviderToken")
         }
 
+        if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
+
         let simulator = try ProviderSimulator(configuration: configuration)
+        let metricsServer = metered.map { metrics, endpoint in
+            metrics.observe(simulator)
+            return MetricsOptions.server(metrics, at: endpoint)
+        }
         try await InterruptWatch.serve(
-            start: { try await simulator.start() },
-            announce: { endpoint in
+            start: { try await MetricsOptions.start(metricsServer) { try await simulator.start() } },
+            announce: { started in
+                let (endpoint, metricsEndpoint) = started
                 console.print("listening on \(endpoint) (HTTP/2)")
                 if let management = simulator.managementEndpoint {
                     console.print("listening on \(management) (channel management)")
                 }
+                if let metricsEndpoint { console.print(MetricsOptions.announcement(metricsEndpoint)) }
                 console.flush()
             },
-            stop: { await simulator.stop() })
+            stop: {
+                await simulator.stop()
+                await metricsServer?.stop()
+            })
         console.diagnostic("stopped: \(simulator.statistics.summary)")
         return .success
     }

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 
-/// The HTTP/2 tools the loopback tests run (nghttp2's `nghttp` and `nghttpd`, `curl`; `h2load`
-/// for the benchmarks), found on `PATH` or in the Debian locations. A missing one fails the test
-/// naming the package to install: these tests are never skipped. `Scripts/setup.sh --tests`
-/// installs every one of them (SetupScriptTests checks that for each case).
+/// The tools the loopback tests run (nghttp2's `nghttp` and `nghttpd`, `curl`; `h2load` for the
+/// benchmarks; `haproxy` for the fleet test; `tinyproxy`, the proxy provider connections tunnel
+/// through), found on `PATH` or in the Debian locations. A missing one fails the test naming the
+/// package to install: these tests are never skipped. `Scripts/setup.sh --tests` installs every one
+/// of them (SetupScriptTests checks that for each case).
 enum ExternalProgram: CaseIterable {
-    case nghttp, nghttpd, h2load, curl, haproxy
+    case nghttp, nghttpd, h2load, curl, haproxy, tinyproxy
 
     var name: String {
         switch self {
@@ -15,6 +16,7 @@ enum ExternalProgram: CaseIterable {
         case .h2load: "h2load"
         case .curl: "curl"
         case .haproxy: "haproxy"
+        case .tinyproxy: "tinyproxy"
         }
     }
 
@@ -26,6 +28,7 @@ enum ExternalProgram: CaseIterable {
         case .h2load: "nghttp2-client"
         case .curl: "curl"
         case .haproxy: "haproxy"
+        case .tinyproxy: "tinyproxy"
         }
     }
 

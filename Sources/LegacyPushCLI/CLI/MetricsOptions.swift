@@ -1,0 +1,54 @@
+import APNsMetrics
+
+/// `--metrics HOST:PORT` (`bridge`, `serve`, `serve --http2`): `GET /metrics` (Prometheus text
+/// format), `GET /healthz` and `GET /readyz` over plain HTTP on that address.
+enum MetricsOptions {
+    static let address = Option<Endpoint>(
+        "metrics", "host:port",
+        help: "Serve GET /metrics (Prometheus), /healthz and /readyz on this address over plain HTTP "
+            + "(e.g. 127.0.0.1:9100; port 0: any free one; keep it on a private interface)."
+    ) { text in
+        // Port 0 asks for a free port, as --port 0 does (the announcement names it).
+        let anyPort = text.hasSuffix(":0")
+        do {
+            var endpoint = try Endpoint(
+                parsing: anyPort ? text.dropLast() + "1" : text, naming: "--metrics", examplePort: 9100)
+            if anyPort { endpoint.port = 0 }
+            return endpoint
+        } catch let error as LegacyAPNsError {
+            throw CLIError.usage(error.reason)
+        }
+    }
+
+    /// The metrics of this run and where to serve them, when `--metrics` was given.
+    static func metrics(_ arguments: ParsedArguments) throws -> (metrics: PushMetrics, endpoint: Endpoint)? {
+        guard let endpoint = try arguments.value(address) else { return nil }
+        return (PushMetrics(version: LegacyPush.version), endpoint)
+    }
+
+    /// A server for `metrics` at `endpoint`, ready when `readiness` says so (nil: ready).
+    static func server(
+        _ metrics: PushMetrics, at endpoint: Endpoint, readiness: @escaping @Sendable () -> String? = { nil }
+    ) -> MetricsServer {
+        MetricsServer(metrics: metrics, host: endpoint.host, port: endpoint.port, readiness: readiness)
+    }
+
+    /// Starts the metrics server (if any), then the command's servers with `start`; the metrics
+    /// server stops again when they fail to start.
+    static func start<Endpoints>(
+        _ server: MetricsServer?, _ start: () async throws -> Endpoints
+    ) async throws -> (Endpoints, Endpoint?) {
+        let metricsEndpoint = try await server?.start()
+        do {
+            return (try await start(), metricsEndpoint)
+        } catch {
+            await server?.stop()
+            throw error
+        }
+    }
+
+    /// The line announcing the endpoint.
+    static func announcement(_ endpoint: Endpoint) -> String {
+        "metrics on http://\(endpoint)/metrics"
+    }
+}
