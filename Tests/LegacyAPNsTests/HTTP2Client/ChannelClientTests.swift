@@ -71,6 +71,33 @@ import Testing
         }
     }
 
+    /// Channel management and broadcasts tunnel through an HTTP proxy (tinyproxy, Basic auth), as
+    /// `send --http2` does; `channels --proxy` is the same client.
+    @Test func channelsAndBroadcastsGoThroughAProxy() async throws {
+        try await withProviderSimulator { fixture in
+            let tinyproxy = try Tinyproxy(allowedPort: fixture.endpoint.port, credentials: ("user", "s3cret"))
+            let proxy = try ProviderProxy(url: "http://user:s3cret@\(tinyproxy.endpoint)")
+            var channels = ChannelClient.Configuration(
+                server: .custom(fixture.endpoint), credentials: Self.credentials(.token))
+            channels.trust = .certificates(TestGateway.ca)
+            channels.proxy = proxy
+            let client = try ChannelClient(configuration: channels)
+            let id = try await client.create(bundleID: Self.bundle, storagePolicy: .noMessageStored).get()
+            await client.close()
+            var broadcasts = BroadcastClient.Configuration(
+                server: .custom(fixture.endpoint), credentials: Self.credentials(.token))
+            broadcasts.trust = .certificates(TestGateway.ca)
+            broadcasts.proxy = proxy
+            let sender = try BroadcastClient(configuration: broadcasts)
+            let payload = try Payload(json: #"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#)
+            let answer = try await sender.send(BroadcastRequest(bundleID: Self.bundle, channelID: id, payload: payload))
+            await sender.close()
+            #expect((try? answer.get())?.status == 200, "\(answer)")
+            #expect(tinyproxy.tunnelled(to: fixture.endpoint.port), "\(tinyproxy.program.standardOutput)")
+            #expect(fixture.simulator.channels.broadcasts.count == 1)
+        }
+    }
+
     /// A kept connection the server said GOAWAY on (idle) is replaced before the next request,
     /// which is answered on a new connection.
     @Test func aConnectionTheServerEndedMeanwhileIsReplaced() async throws {
