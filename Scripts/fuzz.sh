@@ -53,10 +53,12 @@ if sources_changed; then
     compile APNsCore $(find Sources/APNsCore -name '*.swift' | sort)
     compile APNsCredentials $(find Sources/APNsCredentials -name '*.swift' | sort)
     compile APNsRuntime $(find Sources/APNsRuntime -name '*.swift' | sort)
+    compile APNsMetrics $(find Sources/APNsMetrics -name '*.swift' | sort)
     compile GatewaySimulator $(find Sources/GatewaySimulator -name '*.swift' | sort)
     compile FuzzHarness $(find Fuzz/Harness -name '*.swift' | sort)
     swiftc "${flags[@]}" -module-name FuzzEntry Fuzz/Entry/FuzzEntry.swift "$build"/APNsCore.o \
-        "$build"/APNsCredentials.o "$build"/APNsRuntime.o "$build"/GatewaySimulator.o "$build"/FuzzHarness.o \
+        "$build"/APNsCredentials.o "$build"/APNsRuntime.o "$build"/APNsMetrics.o "$build"/GatewaySimulator.o \
+        "$build"/FuzzHarness.o \
         "$build"/CHexDecode.o \
         -lssl -lcrypto -lnghttp2 -lm -o "$binary"
 fi
