@@ -11,7 +11,7 @@ import PackageDescription
 //   LegacyAPNs        the binary client                 FeedbackClient   the feedback reader/poller
 //   HTTP2Client       the HTTP/2 provider-API client    LegacyBridge     binary senders through HTTP/2
 //   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
-//   CFileGuard        C: the SIGBUS guard of the CLI's mapped input
+//   CFileGuard        C: the SIGBUS guard of mapped input (APNsRuntime's GuardedMapping)
 //   CHexDecode        C: SSE2 hex decoding of the common 64-digit token (APNsCore's only dependency)
 let package = Package(
     name: "LegacyAPNs",
@@ -61,7 +61,7 @@ let package = Package(
         ),
         .target(
             name: "APNsRuntime",
-            dependencies: ["APNsCore", "APNsCredentials", "COpenSSL", "CNGHTTP2"]
+            dependencies: ["APNsCore", "APNsCredentials", "COpenSSL", "CNGHTTP2", "CFileGuard"]
         ),
         .target(
             name: "APNsMetrics",
@@ -93,7 +93,7 @@ let package = Package(
             name: "LegacyPushCLI",
             dependencies: [
                 "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "LegacyAPNs", "FeedbackClient",
-                "GatewaySimulator", "HTTP2Client", "LegacyBridge", "CFileGuard",
+                "GatewaySimulator", "HTTP2Client", "LegacyBridge",
             ]
         ),
         .executableTarget(

@@ -92,8 +92,11 @@ enum FleetBenchmarks {
                 Package.certs("passphrase.txt"), "--json", "--quiet",
             ], count: count, scratch: scratch, serve: serve, bridge: nil)
         run.bridgeCPU = zip(bridges, cpuBefore).map { ($0.cpuSeconds ?? 0) - $1 }.reduce(0, +)
-        run.summary["transactions"] = try cluster.transactions(database.name) - transactionsBefore
+        // Counted once the bridges have closed their connections: a backend publishes its
+        // statistics at most once a second, and at its end.
         for bridge in bridges { bridge.stop() }
+        usleep(200_000)
+        run.summary["transactions"] = try cluster.transactions(database.name) - transactionsBefore
         run.bridgeStatistics = bridges.compactMap(\.statistics).joined(separator: " | ")
         serve.stop()
         run.failure = BridgeBenchmarks.ledger(run, count: count, bad: bad, record: bad.isEmpty ? nil : record)
@@ -163,21 +166,25 @@ final class BenchmarkPostgres {
         _ = Self.run(Self.programs + "/pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"])
     }
 
+    /// Runs a server program (as the `postgres` user when run as root) and waits for it with
+    /// waitpid: `pg_ctl start` leaves the server running, which Foundation's `Process` does not
+    /// always notice the end of.
     private static func run(_ program: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        if getuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", "postgres", "--", program] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
-        }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        let argv =
+            getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments : [program] + arguments
+        var pointers = argv.map { strdup($0) } + [nil]
+        defer { for pointer in pointers { free(pointer) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, argv[0], &actions, nil, &pointers, environ) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
     }
 
     static func freePort() throws -> UInt16 {

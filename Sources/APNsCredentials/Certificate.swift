@@ -14,14 +14,15 @@ public final class Certificate: @unchecked Sendable {
     // @unchecked: the X509 is never modified after parsing, and OpenSSL's read accessors used here
     // are safe to call from several threads at once on a shared certificate.
 
-    /// The owned `X509*` (one reference, released in `deinit`).
-    package let pointer: OpaquePointer
+    /// The owned `X509*` (one reference, released in `deinit`). It never leaves this module: the
+    /// TLS code asks for what it needs (`Credentials+TLS.swift`).
+    let pointer: OpaquePointer
 
     /// The certificate's DER encoding (what a `.cer` file holds).
     public let derRepresentation: [UInt8]
 
     /// Takes over one reference to `pointer`.
-    package init(taking pointer: OpaquePointer) {
+    init(taking pointer: OpaquePointer) {
         self.pointer = pointer
         self.derRepresentation = Self.encode(pointer)
     }

@@ -1,10 +1,6 @@
 import APNsCore
 internal import COpenSSL
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The OpenSSL state LegacyAPNs uses, created once on first use.
 ///
 /// Everything runs in a private `OSSL_LIB_CTX` holding both the `default` and the `legacy`

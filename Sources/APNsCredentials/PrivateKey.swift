@@ -12,11 +12,12 @@ public final class PrivateKey: @unchecked Sendable {
     // @unchecked: the EVP_PKEY is never modified after loading; OpenSSL allows concurrent use of a
     // shared key for signing, comparing and encoding.
 
-    /// The owned `EVP_PKEY*` (one reference, released in `deinit`).
-    package let pointer: OpaquePointer
+    /// The owned `EVP_PKEY*` (one reference, released in `deinit`). It never leaves this module:
+    /// the TLS code asks for what it needs (`Credentials+TLS.swift`).
+    let pointer: OpaquePointer
 
     /// Takes over one reference to `pointer`.
-    package init(taking pointer: OpaquePointer) {
+    init(taking pointer: OpaquePointer) {
         self.pointer = pointer
     }
 

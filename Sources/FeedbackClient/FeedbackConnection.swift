@@ -3,10 +3,6 @@ import APNsCredentials
 internal import APNsRuntime
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// One read of the feedback service, start to end on the calling OS thread: connect, send
 /// nothing, read until the service closes, decode, hand out batches.
 ///
@@ -81,7 +77,7 @@ struct FeedbackConnection {
                     outcome.byteCount += raw.count
                     guard let rawSink, sinkFailure == nil else { return }
                     do {
-                        try rawSink(raw)
+                        try rawSink(Array(raw))
                     } catch {
                         // Keep reading: the service forgets what it sends, so the rest is still
                         // worth delivering even though it cannot be saved.
@@ -158,7 +154,8 @@ struct FeedbackConnection {
                     outcome.failure = LegacyAPNsError(
                         .timedOut,
                         "the feedback service at \(peer) was still sending after \(formatSeconds(settings.readDeadline!)), "
-                            + "the deadline for one read: stopped after \(outcome.recordCount) complete tuples")
+                            + "the deadline for one read: stopped after \(outcome.recordCount) complete tuples",
+                        timeLimit: .readDeadline)
                     break reading
                 }
                 if now >= silenceDeadline {
@@ -185,12 +182,12 @@ struct FeedbackConnection {
             return LegacyAPNsError(
                 .protocolRefused,
                 "\(peer) sent nothing and kept the connection open for \(formatSeconds(firstByte)): the feedback "
-                    + "service sends its list and closes at once; \(guess)")
+                    + "service sends its list and closes at once; \(guess)", timeLimit: .firstByte)
         }
         return LegacyAPNsError(
             .timedOut,
             "the feedback service at \(peer) sent nothing for \(formatSeconds(settings.idleTimeout))"
-                + (completeTuples.map { " after \($0) tuple\($0 == 1 ? "" : "s")" } ?? ""))
+                + (completeTuples.map { " after \($0) tuple\($0 == 1 ? "" : "s")" } ?? ""), timeLimit: .idle)
     }
 
     static let cancelled = LegacyAPNsError(.cancelled, "the feedback read was cancelled")

@@ -37,7 +37,8 @@ public struct FeedbackReader: Sendable {
         /// Time to establish TCP and TLS.
         public var connectTimeout: Duration = .seconds(10)
         /// Time the service may send nothing before the read fails with
-        /// ``LegacyAPNsError/Code-swift.struct/timedOut``.
+        /// ``LegacyAPNsError/Code-swift.struct/timedOut`` (its ``LegacyAPNsError/timeLimit`` is
+        /// ``LegacyAPNsError/TimeLimit/idle``).
         public var idleTimeout: Duration = .seconds(30)
         /// Time from the end of the TLS handshake to the first byte or the close, or nil for only
         /// ``idleTimeout``.
@@ -46,15 +47,17 @@ public struct FeedbackReader: Sendable {
         /// handshake is done. A peer that sends nothing and keeps the connection open for this
         /// long is not speaking the feedback protocol (typically a gateway port, 2195, which
         /// waits for notifications): the read fails with
-        /// ``LegacyAPNsError/Code-swift.struct/protocolRefused`` saying so, after seconds rather
-        /// than the whole idle timeout. Retrying cannot help, so a ``FeedbackPoller`` stops.
+        /// ``LegacyAPNsError/Code-swift.struct/protocolRefused`` saying so (its
+        /// ``LegacyAPNsError/timeLimit`` is ``LegacyAPNsError/TimeLimit/firstByte``), after seconds
+        /// rather than the whole idle timeout. Retrying cannot help, so a ``FeedbackPoller`` stops.
         public var firstByteTimeout: Duration? = .seconds(5)
         /// The longest one read may take, from the connection attempt to the service's close, or
         /// nil for no limit.
         ///
         /// A service that trickles tuples (one a second, say) never trips ``idleTimeout``; this
         /// ends the read anyway. The read then fails with
-        /// ``LegacyAPNsError/Code-swift.struct/timedOut`` and, as for every failure, the result
+        /// ``LegacyAPNsError/Code-swift.struct/timedOut`` (its ``LegacyAPNsError/timeLimit`` is
+        /// ``LegacyAPNsError/TimeLimit/readDeadline``) and, as for every failure, the result
         /// still holds every complete tuple received before it.
         public var readDeadline: Duration? = .seconds(300)
         /// Records a ``FeedbackRecordStream`` buffers ahead of its consumer before the read pauses.
@@ -67,13 +70,13 @@ public struct FeedbackReader: Sendable {
         }
     }
 
-    /// Receives the raw bytes of complete tuples as they arrive, on the connection thread, before
-    /// the records are handed out. The bytes are only valid during the call.
+    /// Receives the raw bytes of complete tuples as they arrive (one batch a call), on the
+    /// connection thread, before the records are handed out.
     ///
     /// Throwing does not stop the read (the service has already forgotten what it sent, so the
     /// records are still delivered); the sink is not called again, and the error becomes the
     /// result's failure unless the read itself failed.
-    public typealias RawSink = @Sendable (UnsafeRawBufferPointer) throws -> Void
+    public typealias RawSink = @Sendable ([UInt8]) throws -> Void
 
     /// How this reader connects.
     public let configuration: Configuration

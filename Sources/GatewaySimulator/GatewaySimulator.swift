@@ -3,10 +3,6 @@ import APNsCredentials
 internal import APNsRuntime
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// A faithful local stand-in for Apple's retired binary gateway (port 2195) and feedback
 /// service (port 2196), for testing any legacy sender.
 ///
@@ -264,7 +260,7 @@ public final class GatewaySimulator: Sendable {
     public static let stopTimeout = Duration.seconds(5)
 
     /// Event loops: one per core, at most four (each serves many connections).
-    static let loopCount = Swift.max(1, Swift.min(4, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+    static let loopCount = Swift.min(4, Host.processorCount)
 
     /// Tells every thread to stop, without waiting.
     private func requestStop() {

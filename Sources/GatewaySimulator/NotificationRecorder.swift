@@ -3,10 +3,6 @@ import APNsCredentials
 internal import APNsRuntime
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Where the simulator records accepted notifications.
 ///
 /// The simulator calls, from its event loops:

@@ -1,9 +1,5 @@
 internal import APNsRuntime
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Where an HTTP/2 send gets its time: a monotonic clock for deadlines and token ages, and the
 /// wall clock for the provider token's `iat`. Injectable, so tests can move through an hour of
 /// token rotation in milliseconds.
@@ -23,5 +19,5 @@ public struct SystemProviderClock: ProviderClock {
     public func now() -> Duration { .seconds(fractional: Monotonic.now()) }
 
     /// `time(2)`.
-    public func unixTime() -> Int64 { Int64(time(nil)) }
+    public func unixTime() -> Int64 { Host.unixTime() }
 }

@@ -1,9 +1,5 @@
 internal import APNsRuntime
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The owner of one connection slot of an HTTP/2 send: a single thread that runs the
 /// ``ProviderConnectionMachine`` over TLS and nghttp2.
 ///
@@ -510,7 +506,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
 
     private static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
         text.withUTF8Buffer { expected in
-            expected.count == bytes.count && memcmp(expected.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            expected.count == bytes.count && expected.elementsEqual(bytes)
         }
     }
 }

@@ -156,15 +156,30 @@ final class BridgeStore: @unchecked Sendable {
     }
 
     /// What a shared store knows of `keys` (blocks the calling thread): nil for a store only this
-    /// bridge uses.
-    func lookUp(_ keys: [BridgeResendKey]) -> Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError> {
-        guard isShared else { return .success(nil) }
+    /// bridge uses. `firstFailure`: this failure begins an outage (report it; later ones until a
+    /// lookup succeeds are the same outage).
+    func lookUp(_ keys: [BridgeResendKey]) -> (
+        result: Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>, firstFailure: Bool
+    ) {
+        guard isShared else { return (.success(nil), false) }
         let reply = Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>()
         guard enqueue(.lookUp(keys, reply: reply)) else {
-            return .failure(LegacyAPNsError(.cancelled, "the bridge is stopping"))
+            return (.failure(LegacyAPNsError(.cancelled, "the bridge is stopping")), false)
         }
-        return reply.wait()
+        let result = reply.wait()
+        let first: Bool = lock.withLock {
+            guard case .failure = result else {
+                lookupOutage = false
+                return false
+            }
+            defer { lookupOutage = true }
+            return !lookupOutage
+        }
+        return (result, first)
     }
+
+    /// Whether the last lookup failed (an outage already reported).
+    private var lookupOutage = false
 
     /// Whether other bridges use the store too (its window must be asked about unknown frames).
     let isShared: Bool

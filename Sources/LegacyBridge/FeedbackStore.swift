@@ -1,9 +1,6 @@
 import APNsCore
+internal import APNsRuntime
 internal import CSQLite
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The tokens HTTP/2 reported unregistered (410), kept in an SQLite file until the bridge's
 /// feedback service has handed them to a sender of their topic: Apple's feedback service, made
@@ -62,8 +59,7 @@ public final class FeedbackStore: BridgeStorage {
         self.path = path
         // Created private (0600) before SQLite sees it: it holds device tokens. SQLite gives its
         // WAL the same mode.
-        let created = Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-        if created >= 0 { Glibc.close(created) }
+        FileSystem.createEmpty(path, permissions: 0o600)
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let opened = sqlite3_open_v2(path, &handle, flags, nil)
@@ -222,7 +218,7 @@ public final class FeedbackStore: BridgeStorage {
     public func apply(_ changes: [BridgeResendMemory.Change], expiring: Duration? = nil) throws {
         try checkOpen()
         guard !changes.isEmpty || expiring != nil else { return }
-        let now = Int64(time(nil))
+        let now = Host.unixTime()
         do {
             if synced {
                 try execute("PRAGMA synchronous=NORMAL")
@@ -272,7 +268,7 @@ public final class FeedbackStore: BridgeStorage {
     /// younger than `lifetime`.
     public func resendWindow(lifetime: Duration, capacity: Int) throws -> [BridgeResendMemory.Record] {
         try checkOpen()
-        let now = Int64(time(nil))
+        let now = Host.unixTime()
         do {
             sqlite3_reset(windowSelect)
             sqlite3_bind_int64(windowSelect, 1, now - lifetime.components.seconds)

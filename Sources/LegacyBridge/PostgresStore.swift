@@ -1,9 +1,6 @@
 import APNsCore
+internal import APNsRuntime
 internal import CLibPQ
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The store of a fleet of bridges: one PostgreSQL database (through libpq) that every bridge of
 /// the fleet opens. The 410 tuples any bridge stored are served by any bridge's feedback port,
@@ -15,7 +12,11 @@ internal import CLibPQ
 ///   connection is reset on the next use (each call that fails throws, and the bridge retries).
 /// - Schema: created at first open in the schema `legacy_push`, versioned in
 ///   `legacy_push.schema_version`; a newer version than this release knows is refused.
-/// - Durability: ordinary (logged) tables, so a database crash loses nothing committed.
+/// - Durability: ordinary (logged) tables. The 410s are committed synchronously (on disk before the
+///   notification counts as delivered); the resend memory's commits do not wait for the WAL to
+///   reach the disk (`synchronous_commit = off`), as the SQLite store's do not: a crash of the
+///   database server can lose its last fraction of a second (PostgreSQL's WAL writer flushes every
+///   200 ms), and resends of what it held are then delivered again without a word.
 /// - Feedback: a reader claims tuples (`claimed_until`, one minute) with `FOR UPDATE SKIP
 ///   LOCKED`, so two bridges' readers never get the same tuple; a tuple written completely is
 ///   deleted, one given back (or whose reader vanished) is served again once the claim lapses.
@@ -48,10 +49,7 @@ public final class PostgresStore: BridgeStorage {
         self.connectionString = connection
         self.location = Self.redacted(connection)
         var random = SystemRandomNumberGenerator()
-        var host = [CChar](repeating: 0, count: 256)
-        gethostname(&host, host.count - 1)
-        let hostName = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        self.instance = "\(hostName)-\(getpid())-\(String(random.next() & 0xFFFF_FFFF, radix: 16))"
+        self.instance = "\(Host.name)-\(Host.processID)-\(String(random.next() & 0xFFFF_FFFF, radix: 16))"
         try connect()
         try migrate()
         try heartbeat()
@@ -222,6 +220,8 @@ public final class PostgresStore: BridgeStorage {
         }
         guard !statements.isEmpty else { return }
         try transaction(what: "store the resend memory (\(changes.count) change(s))") {
+            // Not waiting for the WAL to reach the disk (the 410s do): see the type's durability note.
+            try self.run("SET LOCAL synchronous_commit = off", [])
             for (sql, parameters) in statements { try self.run(sql, parameters) }
         }
     }
@@ -453,8 +453,13 @@ public final class PostgresStore: BridgeStorage {
         -> R
     {
         guard !strings.isEmpty else { return body(nil) }
-        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
-        defer { for pointer in pointers { free(pointer) } }
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { string in
+            let text = string.utf8CString
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: text.count)
+            text.withUnsafeBufferPointer { copy.initialize(from: $0.baseAddress!, count: text.count) }
+            return copy
+        }
+        defer { for pointer in pointers { pointer?.deallocate() } }
         return pointers.withUnsafeMutableBufferPointer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { body($0) }
         }

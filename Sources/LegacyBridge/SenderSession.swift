@@ -473,7 +473,7 @@ final class SenderSession: @unchecked Sendable {
 
     /// Asks the shared store about the frames this bridge's memory does not know, and puts what
     /// it knows into the memory (a verdict, or orphaned). A frame whose earlier copy is still
-    /// upstream at a bridge that is alive waits for that verdict (asked again every 20 ms, up to
+    /// upstream at a bridge that is alive waits for that verdict (asked again every millisecond, up to
     /// ``sharedPendingWait``, then taken for orphaned). Returns why the store could not be asked,
     /// if it could not.
     private func learnFromSharedStore(_ frames: [BridgeSenderState.Frame], known: Bool) -> LegacyAPNsError? {
@@ -483,9 +483,15 @@ final class SenderSession: @unchecked Sendable {
         var learned: [BridgeResendMemory.Record] = []
         while !keys.isEmpty {
             let found: [BridgeResendKey: SharedWindowEntry]
-            switch core.store.lookUp(keys) {
+            let (result, firstFailure) = core.store.lookUp(keys)
+            switch result {
             case .failure(let error):
-                core.emit(.storeFailed(reason: "the shared resend memory cannot be asked: \(error.reason)"))
+                if firstFailure {
+                    core.emit(
+                        .storeFailed(
+                            reason: "the shared resend memory cannot be asked (senders get status 10 for what is "
+                                + "not known here until it answers again): \(error.reason)"))
+                }
                 return error
             case .success(let answer):
                 found = answer ?? [:]
@@ -505,7 +511,8 @@ final class SenderSession: @unchecked Sendable {
                 learned += keys.map { .init(key: $0, verdict: nil, age: .zero) }
                 break
             }
-            Monotonic.sleep(0.02)
+            // Its owner journals the verdict within milliseconds of having it.
+            Monotonic.sleep(0.001)
         }
         if !learned.isEmpty {
             core.memory.withLock { $0.restore(learned, now: .seconds(Monotonic.now())) }

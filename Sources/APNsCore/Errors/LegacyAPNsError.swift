@@ -8,8 +8,9 @@
 ///
 /// What to *do* about an error is decided in one place, here: ``category`` (input, configuration,
 /// connection, cancelled; the command line turns it into its exit status), ``stopsSending``
-/// (retrying cannot help) and ``isCertificateProblem``. Every client, poller and the command line
-/// asks these instead of keeping its own list of codes.
+/// (retrying cannot help), ``isCertificateProblem``, and ``timeLimit`` (which configured limit
+/// ran out, so a program can name the setting that allows longer). Every client, poller and the
+/// command line asks these instead of keeping its own list of codes, or reading the reason.
 ///
 /// Decoders are codecs and throw their own typed errors (``FrameDecodingError`` carries the
 /// status a gateway would answer and the byte offset); where a decoding failure ends an
@@ -99,6 +100,27 @@ public struct LegacyAPNsError: Error, Sendable, CustomStringConvertible {
         public static let malformedResponse = Code(.malformedResponse)
     }
 
+    /// A configured time limit that an operation ran into: the setting to raise when the peer is
+    /// merely slow. Open like ``Code``: new limits may come in minor releases.
+    public struct TimeLimit: Hashable, Sendable, CustomStringConvertible {
+        /// The limit's stable name ("readDeadline").
+        public let name: String
+
+        private init(_ name: String) { self.name = name }
+
+        /// The limit's name.
+        public var description: String { name }
+
+        /// The feedback reader's deadline for one whole read (`FeedbackReader.Configuration.readDeadline`).
+        public static let readDeadline = TimeLimit("readDeadline")
+        /// The feedback reader's wait for the first byte (`FeedbackReader.Configuration.firstByteTimeout`):
+        /// a peer that stays silent is not a feedback service.
+        public static let firstByte = TimeLimit("firstByte")
+        /// The feedback reader's longest silence after the first byte
+        /// (`FeedbackReader.Configuration.idleTimeout`).
+        public static let idle = TimeLimit("idle")
+    }
+
     /// The broad kind of a failure, which decides what a caller can do about it.
     public enum Category: Hashable, Sendable {
         /// The input is wrong (a token, a payload, a line, a file): fix it and run again.
@@ -118,12 +140,21 @@ public struct LegacyAPNsError: Error, Sendable, CustomStringConvertible {
     /// The error this one was made from, if any: an `OpenSSLError` value (APNsCredentials) with the drained
     /// OpenSSL error queue, a ``FrameDecodingError``, another `LegacyAPNsError`.
     public var underlying: (any Error & Sendable)?
+    /// The configured time limit that ended the operation, if one did (a `.timedOut` error, or
+    /// the `.protocolRefused` of a peer silent past the first-byte limit).
+    public var timeLimit: TimeLimit?
 
     /// Creates an error.
     public init(_ code: Code, _ reason: String, underlying: (any Error & Sendable)? = nil) {
         self.code = code
         self.reason = reason
         self.underlying = underlying
+    }
+
+    /// Creates an error about a configured time limit that ran out.
+    public init(_ code: Code, _ reason: String, timeLimit: TimeLimit) {
+        self.init(code, reason)
+        self.timeLimit = timeLimit
     }
 
     /// The human reason.

@@ -34,7 +34,14 @@ public struct APNsID: Hashable, Sendable, RawRepresentable, CustomStringConverti
 
     /// Parses the 8-4-4-4-12 text form from UTF-8 bytes (a header value), in either case; nil for
     /// anything else.
-    public init?(utf8 text: UnsafeRawBufferPointer) {
+    public init?(utf8 text: some Collection<UInt8>) {
+        guard let parsed = withContiguousBytes(text, { APNsID(utf8: $0) }) else { return nil }
+        self = parsed
+    }
+
+    /// Parses the 8-4-4-4-12 text form from UTF-8 bytes in memory (the HTTP/2 session's header
+    /// value, read once per notification).
+    package init?(utf8 text: UnsafeRawBufferPointer) {
         guard text.count == Self.textCount else { return nil }
         let dash = UInt8(ascii: "-")
         guard text[8] == dash, text[13] == dash, text[18] == dash, text[23] == dash else { return nil }
@@ -74,7 +81,7 @@ public struct APNsID: Hashable, Sendable, RawRepresentable, CustomStringConverti
     }
 
     /// Writes the lowercase text form into the first 36 bytes of `output`.
-    public func write(into output: UnsafeMutableRawBufferPointer) {
+    package func write(into output: UnsafeMutableRawBufferPointer) {
         precondition(output.count >= Self.textCount, "an apns-id needs \(Self.textCount) bytes")
         let out = output.baseAddress!
         HexPairs.table.withUTF8Buffer { table in

@@ -16,7 +16,14 @@ public struct ProviderGoaway: Hashable, Sendable, CustomStringConvertible {
 
     /// Reads a GOAWAY's fields; debug data that is not a JSON object is kept as text (at most 256
     /// bytes of it) instead of a reason.
-    public init(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: UnsafeRawBufferPointer) {
+    public init(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: some Collection<UInt8>) {
+        self = withContiguousBytes(debugData) {
+            ProviderGoaway(lastStreamID: lastStreamID, errorCode: errorCode, debugData: $0)
+        }
+    }
+
+    /// Reads a GOAWAY's fields from the debug data in memory (the HTTP/2 session's bytes).
+    package init(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: UnsafeRawBufferPointer) {
         self.lastStreamID = lastStreamID
         self.errorCode = errorCode
         reason = nil

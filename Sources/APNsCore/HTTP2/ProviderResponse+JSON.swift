@@ -52,7 +52,12 @@ extension ProviderResponse {
     /// - Returns: the members, or a ``LegacyAPNsError/Code-swift.struct/malformedResponse`` error
     ///   saying what is wrong ("response body is not a JSON object", with the offset of a syntax
     ///   error).
-    public static func decodeBody(_ bytes: UnsafeRawBufferPointer) -> Result<Body, LegacyAPNsError> {
+    public static func decodeBody(_ bytes: some Collection<UInt8>) -> Result<Body, LegacyAPNsError> {
+        withContiguousBytes(bytes) { decodeBody($0) }
+    }
+
+    /// Reads a response body in memory (the HTTP/2 session's bytes); see the public `decodeBody(_:)`.
+    package static func decodeBody(_ bytes: UnsafeRawBufferPointer) -> Result<Body, LegacyAPNsError> {
         do throws(JSONScanner.Failure) {
             return .success(try scanBody(bytes))
         } catch {

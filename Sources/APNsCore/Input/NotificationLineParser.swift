@@ -45,7 +45,12 @@ public struct NotificationLineParser: Sendable {
     }
 
     /// Parses one line's bytes (without the newline). Returns nil for a blank line.
-    public func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int) throws -> PushNotification? {
+    public func parse(_ line: some Collection<UInt8>, lineNumber: Int) throws -> PushNotification? {
+        try withContiguousBytes(line) { try parse($0, lineNumber: lineNumber) }
+    }
+
+    /// Parses one line's bytes in memory (without the newline). Returns nil for a blank line.
+    package func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int) throws -> PushNotification? {
         try fields(line, lineNumber: lineNumber).map { $0.notification(in: line) }
     }
 
@@ -58,7 +63,7 @@ public struct NotificationLineParser: Sendable {
     /// Parses one line and hands its fields to `body` without building a ``PushNotification``:
     /// the payload is a view into the line (or into its decoded string), valid only inside `body`.
     /// Returns nil for a blank line. This is the allocation-free path for streaming large inputs.
-    public func withParsedLine<Result>(
+    package func withParsedLine<Result>(
         _ line: UnsafeRawBufferPointer, lineNumber: Int, _ body: (ParsedLine) throws -> Result
     ) throws -> Result? {
         guard let fields = try fields(line, lineNumber: lineNumber) else { return nil }
@@ -71,27 +76,27 @@ public struct NotificationLineParser: Sendable {
 
     /// The fields of one input line; ``payload`` is only valid inside
     /// ``withParsedLine(_:lineNumber:_:)``.
-    public struct ParsedLine {
+    package struct ParsedLine {
         /// The device token.
-        public var token: DeviceToken
+        package var token: DeviceToken
         /// The payload's bytes, valid only inside the closure.
-        public var payload: UnsafeRawBufferPointer
+        package var payload: UnsafeRawBufferPointer
         /// The line's `id`, or its line number.
-        public var identifier: UInt32
+        package var identifier: UInt32
         /// The line's `id` if it has one (nil: ``identifier`` is the line number).
-        public var givenIdentifier: UInt32?
+        package var givenIdentifier: UInt32?
         /// The line's `expiry`, if any.
-        public var expiration: Expiration?
+        package var expiration: Expiration?
         /// The line's `priority`, if any.
-        public var priority: Priority?
+        package var priority: Priority?
         /// HTTP/2: the line's `topic`, if any.
-        public var topic: String?
+        package var topic: String?
         /// HTTP/2: the line's `pushType`, if any.
-        public var pushType: PushType?
+        package var pushType: PushType?
         /// HTTP/2: the line's `collapseId`, if any.
-        public var collapseID: String?
+        package var collapseID: String?
         /// HTTP/2: the line's `apnsId`, if any.
-        public var apnsID: APNsID?
+        package var apnsID: APNsID?
 
         init(fields: Fields, payload: UnsafeRawBufferPointer) {
             token = fields.token
@@ -107,7 +112,7 @@ public struct NotificationLineParser: Sendable {
         }
 
         /// Checks that `encoder` can put this notification in a frame of `format`.
-        public func validate(encoder: FrameEncoder, format: FrameFormat) throws {
+        package func validate(encoder: FrameEncoder, format: FrameFormat) throws {
             if format != .itemized, token.count != DeviceToken.standardByteCount {
                 throw DeviceToken.wrongLength(token.count, format: format.rawValue)
             }

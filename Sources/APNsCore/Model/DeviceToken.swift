@@ -88,9 +88,14 @@ public struct DeviceToken: Hashable, Sendable {
         self = try text.withUTF8 { try DeviceToken(hexBytes: UnsafeRawBufferPointer($0)) }
     }
 
+    /// Parses hex from UTF-8 bytes with the rules of ``init(hexString:)``.
+    public init(hexBytes text: some Collection<UInt8>) throws {
+        self = try withContiguousBytes(text) { try DeviceToken(hexBytes: $0) }
+    }
+
     /// Parses hex from UTF-8 bytes with the rules of ``init(hexString:)``, without allocating for
     /// tokens of up to 32 bytes.
-    public init(hexBytes text: UnsafeRawBufferPointer) throws {
+    package init(hexBytes text: UnsafeRawBufferPointer) throws {
         // The common case, 64 plain hex digits: two at a time, no per-character branching on spaces.
         if text.count == 64, let compact = Self.decode64(text) {
             storage = .compact(compact, count: 32)
@@ -256,7 +261,7 @@ public struct DeviceToken: Hashable, Sendable {
 
     /// Calls `body` with the token's bytes. The pointer is valid only inside `body`.
     @inlinable
-    public func withUnsafeBytes<Result>(
+    package func withUnsafeBytes<Result>(
         _ body: (UnsafeRawBufferPointer) throws -> Result
     ) rethrows -> Result {
         switch storage {
@@ -285,7 +290,7 @@ public struct DeviceToken: Hashable, Sendable {
     /// Writes `bytes` as lowercase hex into `output` (which needs `2 * bytes.count` bytes) and
     /// returns how many bytes it wrote.
     @inlinable
-    public static func writeHex(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Int {
+    package static func writeHex(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Int {
         precondition(output.count >= 2 * bytes.count, "hex needs two bytes per byte")
         guard let out = output.baseAddress else { return 0 }
         return HexPairs.table.withUTF8Buffer { table in

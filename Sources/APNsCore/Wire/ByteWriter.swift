@@ -43,7 +43,7 @@ public struct ByteWriter: Sendable {
     ///
     /// `body` must initialise all of them.
     @inlinable
-    public mutating func writeWithUnsafeMutableBytes(
+    package mutating func writeWithUnsafeMutableBytes(
         byteCount: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Void
     ) rethrows {
         reserveCapacity(additional: byteCount)
@@ -57,7 +57,7 @@ public struct ByteWriter: Sendable {
     /// Gives `body` room for up to `maximumCount` bytes, and counts as written the number it
     /// returns (which it must have initialised, from the start of the room).
     @inlinable
-    public mutating func writeWithUnsafeMutableBytes(
+    package mutating func writeWithUnsafeMutableBytes(
         upTo maximumCount: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Int
     ) rethrows {
         reserveCapacity(additional: maximumCount)
@@ -78,9 +78,9 @@ public struct ByteWriter: Sendable {
         }
     }
 
-    /// Writes bytes as they are.
+    /// Writes bytes in memory as they are.
     @inlinable
-    public mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
         writeWithUnsafeMutableBytes(byteCount: bytes.count) { raw in
             raw.copyMemory(from: bytes)
@@ -95,7 +95,7 @@ public struct ByteWriter: Sendable {
 
     /// Calls `body` with the written bytes.
     @inlinable
-    public func withUnsafeReadableBytes<Result>(
+    package func withUnsafeReadableBytes<Result>(
         _ body: (UnsafeRawBufferPointer) throws -> Result
     ) rethrows -> Result {
         try storage.withUnsafeBytes { raw in

@@ -30,7 +30,12 @@ public enum ConfirmationBarrier {
 
     /// Whether `frame` (the bytes of one frame, at least its first ``byteCount``) has a barrier's
     /// shape: command 1 with token length 0 and payload length 0.
-    public static func matches(_ frame: UnsafeRawBufferPointer) -> Bool {
+    public static func matches(_ frame: some Collection<UInt8>) -> Bool {
+        withContiguousBytes(frame) { matches($0) }
+    }
+
+    /// The public `matches(_:)` for a frame in memory (the simulator's read buffer).
+    package static func matches(_ frame: UnsafeRawBufferPointer) -> Bool {
         let reader = ByteReader(frame)
         typealias Layout = FrameLayout.Enhanced
         return frame.first == Command.enhanced.rawValue

@@ -34,8 +34,8 @@ public struct FeedbackDecoder: Sendable {
     /// Bytes the internal buffer holds, consumed ones included (for tests of memory use).
     package var storageByteCount: Int { buffer.count }
 
-    /// Adds received bytes.
-    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    /// Adds received bytes in memory (the connection's read buffer).
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) {
         if readIndex == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             readIndex = 0
@@ -49,8 +49,8 @@ public struct FeedbackDecoder: Sendable {
     }
 
     /// Adds received bytes.
-    public mutating func append(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { append($0) }
+    public mutating func append(_ bytes: some Collection<UInt8>) {
+        withContiguousBytes(bytes) { append($0) }
     }
 
     /// The next complete tuple, or nil when more bytes are needed.
@@ -90,14 +90,11 @@ public struct FeedbackDecoder: Sendable {
     ///
     /// - Throws: what ``next()`` throws.
     public mutating func decodeAvailable(
-        into records: inout [FeedbackRecord], rawBytes: (UnsafeRawBufferPointer) -> Void = { _ in }
+        into records: inout [FeedbackRecord], rawBytes: (ArraySlice<UInt8>) -> Void = { _ in }
     ) throws {
         let start = readIndex
         defer {
-            if readIndex > start {
-                let end = readIndex
-                buffer.withUnsafeBytes { rawBytes(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
-            }
+            if readIndex > start { rawBytes(buffer[start..<readIndex]) }
         }
         while let record = try next() { records.append(record) }
     }

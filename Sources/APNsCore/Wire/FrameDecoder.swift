@@ -61,8 +61,8 @@ public struct FrameDecoder: Sendable {
     /// Bytes received but not yet decoded.
     public var bufferedByteCount: Int { buffer.count - readIndex }
 
-    /// Adds received bytes.
-    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    /// Adds received bytes in memory (the connection's read buffer).
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) {
         compact()
         buffer.append(contentsOf: bytes)
     }

@@ -50,18 +50,13 @@ package final class Listener: @unchecked Sendable {
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else {
+        guard let (wakeRead, wakeWrite) = FileDescriptor.makePipe() else {
             Glibc.close(descriptor)
             throw LegacyAPNsError(.connectionFailed, "cannot create a pipe: \(errnoText())")
         }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
         self.descriptor = descriptor
-        self.wakeRead = fds[0]
-        self.wakeWrite = fds[1]
+        self.wakeRead = wakeRead
+        self.wakeWrite = wakeWrite
         self.endpoint = Endpoint(host: host, port: Self.port(of: address))
     }
 
@@ -91,7 +86,7 @@ package final class Listener: @unchecked Sendable {
             pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
         ]
-        let result = poll(&descriptors, 2, Int32(timeout * 1000))
+        let result = Poll.wait(&descriptors, timeout: timeout)
         guard result > 0, descriptors[1].revents == 0, descriptors[0].revents & Int16(POLLIN) != 0 else { return nil }
         var address = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

@@ -8,7 +8,7 @@ import Synchronization
 
 /// Waits on many descriptors at once, for an event loop that owns many non-blocking connections:
 /// the many-socket counterpart of ``Socket/wait(for:timeout:)`` (the one-socket wait). Together
-/// they are the only places in the package that call `poll(2)` for connections.
+/// they are the only places in the package that wait for connections (both through ``Poll``).
 ///
 /// Each turn the loop lists what it waits for (``watch(_:for:)``), waits once (``wait(timeout:)``),
 /// then asks what each descriptor is ready for (``ready(_:)``). Another thread can end a wait early
@@ -40,17 +40,12 @@ package final class Poller {
 
     /// Creates a poller with its wake-up pipe.
     package init() throws {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else {
+        guard let (wakeRead, wakeWrite) = FileDescriptor.makePipe() else {
             throw LegacyAPNsError(.connectionFailed, "cannot create a pipe: \(errnoText())")
         }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
-        waker = Waker(descriptor: fds[1])
+        self.wakeRead = wakeRead
+        self.wakeWrite = wakeWrite
+        waker = Waker(descriptor: wakeWrite)
         descriptors.reserveCapacity(64)
     }
 
@@ -67,27 +62,15 @@ package final class Poller {
 
     /// Watches `descriptor` for `events` this turn; returns the slot to ask ``ready(_:)`` about.
     package func watch(_ descriptor: Int32, for events: Readiness) -> Int {
-        var wanted: Int16 = 0
-        if events.contains(.readable) { wanted |= Int16(POLLIN) }
-        if events.contains(.writable) { wanted |= Int16(POLLOUT) }
-        descriptors.append(pollfd(fd: descriptor, events: wanted, revents: 0))
+        descriptors.append(pollfd(fd: descriptor, events: Poll.events(events), revents: 0))
         return descriptors.count - 1
     }
 
     /// Waits until a watched descriptor is ready, the waker is used, or `timeout` seconds pass.
     package func wait(timeout: Double) {
         if descriptors.isEmpty { reset() }
-        let milliseconds =
-            timeout.isInfinite ? -1 : Int32(Swift.max(0, Swift.min(timeout * 1000, 86_400_000)).rounded(.up))
-        while true {
-            let result = descriptors.withUnsafeMutableBufferPointer {
-                Glibc.poll($0.baseAddress, nfds_t($0.count), milliseconds)
-            }
-            if result < 0, errno == EINTR { continue }
-            if result < 0 {
-                for index in descriptors.indices { descriptors[index].revents = 0 }
-            }
-            break
+        if Poll.wait(&descriptors, timeout: timeout) < 0 {
+            for index in descriptors.indices { descriptors[index].revents = 0 }
         }
         if descriptors[0].revents != 0 {
             // Drain first, then re-arm: a wake in between finds the loop awake anyway (it looks at

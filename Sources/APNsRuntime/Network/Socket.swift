@@ -88,29 +88,19 @@ package final class Socket {
     /// place a connection waits: every transport loop comes here (event loops owning many
     /// sockets wait in ``Poller``).
     package func wait(for events: Readiness, timeout: Double) -> Bool {
-        var wanted: Int16 = 0
-        if events.contains(.readable) { wanted |= Int16(POLLIN) }
-        if events.contains(.writable) { wanted |= Int16(POLLOUT) }
-        return poll(events: wanted, timeout: timeout) != 0
+        var descriptor = pollfd(fd: self.descriptor, events: Poll.events(events), revents: 0)
+        return Poll.wait(&descriptor, timeout: timeout) > 0 && descriptor.revents != 0
     }
 
     /// Waits like ``wait(for:timeout:)``, and also returns (true) when `wake` is signalled.
     package func wait(for events: Readiness, timeout: Double, wake: WakeSignal) -> Bool {
-        var wanted: Int16 = 0
-        if events.contains(.readable) { wanted |= Int16(POLLIN) }
-        if events.contains(.writable) { wanted |= Int16(POLLOUT) }
         var descriptors = [
-            pollfd(fd: descriptor, events: wanted, revents: 0),
+            pollfd(fd: descriptor, events: Poll.events(events), revents: 0),
             pollfd(fd: wake.readDescriptor, events: Int16(POLLIN), revents: 0),
         ]
-        let milliseconds =
-            timeout.isInfinite ? -1 : Int32(Swift.max(0, Swift.min(timeout * 1000, 86_400_000)).rounded(.up))
-        while true {
-            let result = Glibc.poll(&descriptors, 2, milliseconds)
-            if result < 0, errno == EINTR { continue }
-            if descriptors[1].revents != 0 { wake.clear() }
-            return result > 0
-        }
+        let result = Poll.wait(&descriptors, timeout: timeout)
+        if descriptors[1].revents != 0 { wake.clear() }
+        return result > 0
     }
 
     /// Reads and throws away raw bytes until the peer closes or `timeout` seconds pass (after a
@@ -137,17 +127,6 @@ package final class Socket {
             if count > 0 { continue }
             if count < 0, errno == EINTR { continue }
             return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
-        }
-    }
-
-    private func poll(events: Int16, timeout: Double) -> Int16 {
-        var descriptor = pollfd(fd: self.descriptor, events: events, revents: 0)
-        let milliseconds =
-            timeout.isInfinite ? -1 : Int32(Swift.max(0, Swift.min(timeout * 1000, 86_400_000)).rounded(.up))
-        while true {
-            let result = Glibc.poll(&descriptor, 1, milliseconds)
-            if result < 0, errno == EINTR { continue }
-            return result > 0 ? descriptor.revents : 0
         }
     }
 }

@@ -21,12 +21,10 @@ final class PinnedCertificates: @unchecked Sendable {
             let ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()),
             let context = SSL_get_SSL_CTX(OpaquePointer(ssl)),
             let raw = SSL_CTX_get_ex_data(context, 0),
-            let leaf = X509_STORE_CTX_get0_cert(store)
+            let fingerprint = Certificate.fingerprintOfCertificate(inVerification: store)
         else { return preverified }
         let pins = Unmanaged<PinnedCertificates>.fromOpaque(raw).takeUnretainedValue()
-        _ = X509_up_ref(leaf)
-        let certificate = Certificate(taking: leaf)
-        guard pins.fingerprints.contains(certificate.sha256Fingerprint) else { return preverified }
+        guard pins.fingerprints.contains(fingerprint) else { return preverified }
         X509_STORE_CTX_set_error(store, X509_V_OK)
         return 1
     }

@@ -106,7 +106,7 @@ package final class TLSContext: @unchecked Sendable {
         }
         // Pinned certificates alone need no CA (they are accepted by fingerprint).
         if !(clientTrust.isEmpty && context.pins != nil) { try addTrusted(clientTrust, to: context) }
-        for certificate in clientTrust { _ = SSL_CTX_add_client_CA(context.pointer, certificate.pointer) }
+        Certificate.announceClientAuthorities(clientTrust, inTLSContext: context.pointer)
         let sessionContext: [UInt8] = Array("legacy-apns-simulator".utf8)
         _ = SSL_CTX_set_session_id_context(context.pointer, sessionContext, UInt32(sessionContext.count))
         // A client that reconnects after an error response can resume its session instead of
@@ -134,25 +134,7 @@ package final class TLSContext: @unchecked Sendable {
         _ = COpenSSL_SSL_CTX_set_mode(
             pointer, COpenSSL_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | COpenSSL_SSL_MODE_ENABLE_PARTIAL_WRITE)
         _ = COpenSSL_SSL_CTX_set_read_ahead(pointer, 1)
-        if let identity {
-            guard SSL_CTX_use_certificate(pointer, identity.certificate.pointer) == 1,
-                SSL_CTX_use_PrivateKey(pointer, identity.privateKey.pointer) == 1
-            else {
-                throw LegacyAPNsError(
-                    .tlsConfiguration,
-                    "cannot use the certificate and key: \(OpenSSLError.drain("SSL_CTX_use_certificate"))")
-            }
-            for certificate in identity.chain {
-                guard COpenSSL_SSL_CTX_add1_chain_cert(pointer, certificate.pointer) == 1 else {
-                    throw LegacyAPNsError(
-                        .tlsConfiguration,
-                        "cannot add a chain certificate: \(OpenSSLError.drain("SSL_CTX_add1_chain_cert"))")
-                }
-            }
-            guard SSL_CTX_check_private_key(pointer) == 1 else {
-                throw LegacyAPNsError(.keyMismatch, "private key does not match the certificate")
-            }
-        }
+        try identity?.install(inTLSContext: pointer)
         return context
     }
 
@@ -180,13 +162,7 @@ package final class TLSContext: @unchecked Sendable {
         guard !certificates.isEmpty else {
             throw LegacyAPNsError(.tlsConfiguration, "no trusted CA certificates given")
         }
-        let store = SSL_CTX_get_cert_store(context.pointer)
-        for certificate in certificates {
-            ERR_clear_error()
-            if X509_STORE_add_cert(store, certificate.pointer) != 1 {
-                ERR_clear_error()  // already present is fine
-            }
-        }
+        Certificate.trust(certificates, inTLSContext: context.pointer)
     }
 }
 

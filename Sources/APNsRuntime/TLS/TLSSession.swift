@@ -51,7 +51,7 @@ package final class TLSSession: Transport {
 
     /// The certificate the peer presented (also after resuming a session), if any.
     package var peerCertificate: Certificate? {
-        SSL_get1_peer_certificate(ssl).map(Certificate.init(taking:))
+        Certificate.peerCertificate(ofTLSConnection: ssl)
     }
 
     /// The negotiated protocol ("TLSv1.3").
@@ -348,7 +348,7 @@ package final class TLSSession: Transport {
         }
     }
 
-    /// Waits for the socket (poll(2) lives in ``Socket``, nowhere else).
+    /// Waits for the socket (poll(2) lives in ``Poll``, nowhere else).
     package func wait(for events: Readiness, timeout: Double) -> Bool {
         socket.wait(for: events, timeout: timeout)
     }

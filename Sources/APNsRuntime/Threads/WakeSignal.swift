@@ -12,15 +12,7 @@ package final class WakeSignal: @unchecked Sendable {
     private let writeDescriptor: Int32
 
     package init() {
-        var fds: [Int32] = [-1, -1]
-        if pipe(&fds) == 0 {
-            for fd in fds {
-                _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            }
-        }
-        readDescriptor = fds[0]
-        writeDescriptor = fds[1]
+        (readDescriptor, writeDescriptor) = FileDescriptor.makePipe() ?? (-1, -1)
     }
 
     deinit {
@@ -38,13 +30,9 @@ package final class WakeSignal: @unchecked Sendable {
     /// Clears the signal.
     package func wait(timeout: Double) -> Bool {
         var descriptor = pollfd(fd: readDescriptor, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(Swift.max(0, Swift.min(timeout * 1000, 86_400_000)).rounded(.up))
-        while true {
-            let result = poll(&descriptor, 1, milliseconds)
-            if result < 0, errno == EINTR { continue }
-            if result > 0 { clear() }
-            return result > 0
-        }
+        let result = Poll.wait(&descriptor, timeout: timeout)
+        if result > 0 { clear() }
+        return result > 0
     }
 
     /// Clears pending signals (the waiter, after waking).

@@ -3,10 +3,6 @@ import APNsCredentials
 internal import APNsRuntime
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension ProviderSimulator {
     /// The APNs environment the simulator stands for: it decides which client certificates are
     /// accepted and whether responses carry `apns-unique-id`.
@@ -65,11 +61,7 @@ extension ProviderSimulator {
         public init(_ now: @escaping @Sendable () -> Int64) { self.now = now }
 
         /// The system's real-time clock.
-        public static let system = Clock {
-            var time = timespec()
-            clock_gettime(CLOCK_REALTIME, &time)
-            return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
-        }
+        public static let system = Clock { Host.unixMilliseconds() }
 
         /// A clock that reads `clock`, which the caller moves.
         public static func manual(_ clock: ManualClock) -> Clock { Clock { clock.now } }

@@ -1,9 +1,6 @@
 import APNsCore
 import APNsCredentials
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+internal import APNsRuntime
 
 /// One token connection's provider-token rules (TOK, HTTP2-PROTOCOL.md), as a value: the
 /// connection's current token and the key that owns the connection.
@@ -145,8 +142,7 @@ struct ProviderTokenAuthority {
     /// Byte equality with memcmp (the token is compared on every request).
     @inline(__always)
     private static func equal(_ kept: [UInt8], _ value: UnsafeRawBufferPointer) -> Bool {
-        guard kept.count == value.count else { return false }
-        return kept.withUnsafeBytes { memcmp($0.baseAddress!, value.baseAddress!, value.count) == 0 }
+        kept.withUnsafeBytes { Memory.equal($0, value) }
     }
 
     private func isExpired(_ token: ProviderToken, now: Int64) -> Bool {

@@ -2,10 +2,6 @@ internal import APNsRuntime
 import LegacyAPNs
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The test certificates (a throwaway CA, a gateway certificate for 127.0.0.1/localhost, provider
 /// certificates) that `demo` and `serve` use when no certificates are given, so both work without
 /// an Apple account, on a fresh checkout or with the binary copied anywhere.
@@ -48,7 +44,7 @@ enum BundledCertificates {
     /// - Throws: ``CLIError`` when `$LEGACY_PUSH_FIXTURES` names a folder without the files, or
     ///   when nothing was found and generating failed.
     static func locate(
-        environment: String? = getenv(environmentVariable).map { String(cString: $0) },
+        environment: String? = Host.environment(environmentVariable),
         executable: String? = executablePath(), currentDirectory: String? = currentDirectoryPath(),
         for command: String
     ) throws -> Location {
@@ -93,8 +89,8 @@ enum BundledCertificates {
                 return path
             })
         else { return }
-        for file in requiredFiles + ["universal-modern.p12", "passphrase.txt"] { unlink(path + "/" + file) }
-        rmdir(path)
+        for file in requiredFiles + ["universal-modern.p12", "passphrase.txt"] { FileSystem.remove(path + "/" + file) }
+        FileSystem.removeDirectory(path)
     }
 
     /// `Fixtures/certs` in `start` or up to `levels - 1` folders above it.
@@ -110,7 +106,7 @@ enum BundledCertificates {
     }
 
     static func hasFiles(_ folder: String) -> Bool {
-        requiredFiles.allSatisfy { access(folder + "/" + $0, R_OK) == 0 }
+        requiredFiles.allSatisfy { FileSystem.isReadable(folder + "/" + $0) }
     }
 
     /// Generates a throwaway set into a new private temporary folder (once per process).
@@ -119,18 +115,13 @@ enum BundledCertificates {
             if let existing { return existing }
             let set: ThrowawayCertificates
             do {
-                set = try ThrowawayCertificates.generate(now: Int64(time(nil)))
+                set = try ThrowawayCertificates.generate(now: Host.unixTime())
             } catch let error as LegacyAPNsError {
                 throw CLIError.usage(
                     "\(command) found no test certificates (\(environmentVariable), Fixtures/certs next to the binary "
                         + "or in the current directory) and could not generate throwaway ones: \(error.reason)")
             }
-            var template = Array("\(Files.temporaryDirectory)/legacy-push-certs-XXXXXX".utf8CString)
-            guard let created = mkdtemp(&template) else {
-                throw CLIError.usage(
-                    "cannot create a temporary folder for test certificates: \(Files.errnoDescription())")
-            }
-            let folder = String(cString: created)
+            let folder = try Files.makeTemporaryFolder(prefix: "legacy-push-certs-", for: "test certificates")
             let ca = Array(set.certificateAuthority.pemRepresentation.utf8)
             let files: [(String, [UInt8], Bool)] = [
                 ("ca.pem", ca, false), ("chain.pem", ca, false),
@@ -156,17 +147,7 @@ enum BundledCertificates {
         return String(path[..<slash])
     }
 
-    static func executablePath() -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    static func executablePath() -> String? { Host.executablePath() }
 
-    static func currentDirectoryPath() -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard getcwd(&buffer, buffer.count) != nil else { return nil }
-        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    static func currentDirectoryPath() -> String? { Host.currentDirectory() }
 }

@@ -2,12 +2,6 @@ internal import APNsRuntime
 import LegacyAPNs
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Where the CLI's output goes: results to stdout (buffered, flushed in large writes), diagnostics
 /// to stderr (unbuffered, one line at a time). Tests capture both in memory instead.
 final class Console: Sendable {
@@ -39,9 +33,9 @@ final class Console: Sendable {
         self.sink = sink
         switch sink {
         case .standardStreams:
-            stderrIsTerminal = isatty(2) == 1
-            stdoutIsTerminal = isatty(1) == 1
-            stdinIsTerminal = isatty(0) == 1
+            stderrIsTerminal = FileDescriptor.isTerminal(2)
+            stdoutIsTerminal = FileDescriptor.isTerminal(1)
+            stdinIsTerminal = FileDescriptor.isTerminal(0)
         case .memory:
             stderrIsTerminal = false
             stdoutIsTerminal = false

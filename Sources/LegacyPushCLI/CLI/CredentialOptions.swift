@@ -1,10 +1,6 @@
 internal import APNsRuntime
 import LegacyAPNs
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The credential options shared by every command that reads a certificate: `--cert`, `--key`,
 /// `--passphrase-env`, `--passphrase-file`, and how they turn into a passphrase and an identity.
 enum CredentialOptions {
@@ -58,10 +54,10 @@ enum CredentialOptions {
         case (.some, .some):
             throw CLIError.usage("give either --\(option)-env or --\(option)-file, not both")
         case (let name?, nil):
-            guard !name.isEmpty, let value = getenv(name) else {
+            guard !name.isEmpty, let value = Host.environment(name) else {
                 throw CLIError.usage("environment variable '\(name)' (from --\(option)-env) is not set")
             }
-            return String(cString: value)
+            return value
         case (nil, let path?):
             var bytes = try Files.read(path, limit: 64 * 1024)
             if bytes.last == 0x0A { bytes.removeLast() }

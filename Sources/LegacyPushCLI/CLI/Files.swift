@@ -1,9 +1,4 @@
 internal import APNsRuntime
-internal import CFileGuard
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// File access for the CLI, with errors worded for people ("cannot read 'x.p12': No such file or
 /// directory") and exit status 2. The library itself takes bytes, never paths.
@@ -11,11 +6,14 @@ enum Files {
     /// Opens `path` for reading, `-` meaning stdin.
     static func openForReading(_ path: String) throws -> Int32 {
         if path == "-" { return 0 }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw CLIError.usage("cannot read '\(path)': \(errnoDescription())") }
-        var info = stat()
-        if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
-            Glibc.close(descriptor)
+        let descriptor: Int32
+        do {
+            descriptor = try FileDescriptor.open(path, .reading)
+        } catch {
+            throw CLIError.usage("cannot read '\(path)': \(error)")
+        }
+        if FileDescriptor.kind(descriptor) == .directory {
+            FileDescriptor.close(descriptor)
             throw CLIError.usage("cannot read '\(path)': it is a directory")
         }
         return descriptor
@@ -23,9 +21,11 @@ enum Files {
 
     /// Opens (creating if need be) `path` for appending, as `--record` does: 0644, close-on-exec.
     static func openForAppending(_ path: String) throws -> Int32 {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw CLIError.usage("cannot write '\(path)': \(errnoDescription())") }
-        return descriptor
+        do {
+            return try FileDescriptor.open(path, .appending(permissions: 0o644))
+        } catch {
+            throw CLIError.usage("cannot write '\(path)': \(error)")
+        }
     }
 
     /// Reads the whole file (or stdin for `-`), refusing files over `limit` bytes.
@@ -47,10 +47,11 @@ enum Files {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         while true {
-            let count = Glibc.read(descriptor, buffer.baseAddress, chunkSize)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw CLIError.usage("cannot read '\(path)': \(errnoDescription())")
+            let count: Int
+            do {
+                count = try FileDescriptor.read(descriptor, into: buffer)
+            } catch {
+                throw CLIError.usage("cannot read '\(path)': \(error)")
             }
             if count == 0 { return }
             try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
@@ -59,7 +60,7 @@ enum Files {
 
     /// Closes a descriptor from ``openForReading(_:)`` (stdin stays open).
     static func close(_ descriptor: Int32) {
-        if descriptor > 2 { _ = Glibc.close(descriptor) }
+        if descriptor > 2 { FileDescriptor.close(descriptor) }
     }
 
     /// Calls `body` with successive chunks of the bytes in `range` (nil: from the current
@@ -74,9 +75,10 @@ enum Files {
         _ descriptor: Int32, path: String, range: Range<Int>?, _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         var range = range
-        if range == nil, let size = regularFileSize(descriptor) {
-            let position = Int(lseek(descriptor, 0, SEEK_CUR))
-            if position >= 0, position <= size { range = position..<size }
+        if range == nil, let size = regularFileSize(descriptor), let position = FileDescriptor.offset(descriptor),
+            position <= size
+        {
+            range = position..<size
         }
         guard let range else { return try forEachChunk(descriptor, path: path, chunkSize: largeChunk, body) }
         if range.count >= largeChunk, try forEachMappedChunk(descriptor, path: path, range: range, body) { return }
@@ -89,8 +91,8 @@ enum Files {
     /// (read it another way then).
     ///
     /// A mapped file that another process truncates would kill the reader with SIGBUS at the
-    /// first page past the new end: each mapping is guarded (CFileGuard), so such a page reads as
-    /// zeros instead, and the truncation is the error once the chunk is done (or if it made
+    /// first page past the new end: each mapping is guarded (`GuardedMapping`), so such a page
+    /// reads as zeros instead, and the truncation is the error once the chunk is done (or if it made
     /// `body` fail; so does a file found shorter than `range` then or at the end, as the zeros
     /// past a new end in its last page come without a SIGBUS). The chunks handed out stay
     /// readable until `body` returns; their bytes past a truncation read as zeros.
@@ -98,7 +100,6 @@ enum Files {
         _ descriptor: Int32, path: String, range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws -> Bool {
         guard let size = regularFileSize(descriptor), size >= range.upperBound else { return false }
-        let pageMask = Int(sysconf(Int32(_SC_PAGESIZE))) - 1
         func truncated() -> CLIError {
             CLIError.usage(
                 "'\(path)' ended at byte \(regularFileSize(descriptor) ?? 0) while it was read, not at byte "
@@ -107,29 +108,24 @@ enum Files {
         var position = range.lowerBound
         while position < range.upperBound {
             let count = Swift.min(largeChunk, range.upperBound - position)
-            let start = position & ~pageMask
-            let length = position + count - start
-            guard let mapping = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, descriptor, off_t(start)),
-                mapping != MAP_FAILED
-            else {
-                if position == range.lowerBound { return false }
-                throw CLIError.usage("cannot read '\(path)': \(errnoDescription())")
-            }
-            defer { munmap(mapping, length) }
-            let slot = lp_file_guard_register(mapping, length)
-            guard slot >= 0 else {
-                if position == range.lowerBound { return false }
-                throw CLIError.usage("cannot read '\(path)': no guard left for its mapping")
-            }
-            defer { _ = lp_file_guard_release(slot) }
+            let mapping: GuardedMapping
             do {
-                try body(UnsafeRawBufferPointer(start: mapping + (position - start), count: count))
+                mapping = try GuardedMapping(descriptor, range: position..<position + count)
+            } catch {
+                if position == range.lowerBound { return false }
+                switch error {
+                case .cannotMap(let error): throw CLIError.usage("cannot read '\(path)': \(error)")
+                case .noGuardLeft: throw CLIError.usage("cannot read '\(path)': no guard left for its mapping")
+                }
+            }
+            do {
+                try body(mapping.bytes)
             } catch {
                 // The zeros past a new end within its last page came without a SIGBUS.
-                if lp_file_guard_hit(slot) || regularFileSize(descriptor) ?? 0 < range.upperBound { throw truncated() }
+                if mapping.wasTruncated || regularFileSize(descriptor) ?? 0 < range.upperBound { throw truncated() }
                 throw error
             }
-            if lp_file_guard_hit(slot) { throw truncated() }
+            if mapping.wasTruncated { throw truncated() }
             position += count
         }
         if regularFileSize(descriptor) ?? 0 < range.upperBound { throw truncated() }
@@ -142,9 +138,7 @@ enum Files {
 
     /// The size of the regular file open at `descriptor`, or nil for a pipe, a terminal, ...
     static func regularFileSize(_ descriptor: Int32) -> Int? {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        return Int(info.st_size)
+        FileDescriptor.regularFileSize(descriptor)
     }
 
     /// The offset of the first line that starts at or after `offset` in a regular file, or nil
@@ -153,7 +147,9 @@ enum Files {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var position = offset
         while true {
-            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(position)) }
+            let count = buffer.withUnsafeMutableBytes {
+                (try? FileDescriptor.read(descriptor, into: $0, at: position)) ?? -1
+            }
             guard count > 0 else { return nil }
             if let newline = buffer[0..<count].firstIndex(of: 0x0A) { return position + newline + 1 }
             position += count
@@ -169,11 +165,15 @@ enum Files {
         defer { buffer.deallocate() }
         var position = range.lowerBound
         while position < range.upperBound {
-            let count = pread(
-                descriptor, buffer.baseAddress, Swift.min(chunkSize, range.upperBound - position), off_t(position))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw CLIError.usage("cannot read '\(path)': \(errnoDescription())")
+            let count: Int
+            do {
+                count = try FileDescriptor.read(
+                    descriptor,
+                    into: UnsafeMutableRawBufferPointer(
+                        rebasing: buffer[0..<Swift.min(chunkSize, range.upperBound - position)]),
+                    at: position)
+            } catch {
+                throw CLIError.usage("cannot read '\(path)': \(error)")
             }
             if count == 0 {
                 throw CLIError.usage(
@@ -185,12 +185,15 @@ enum Files {
         }
     }
 
-    /// Where temporary files go: `$TMPDIR`, else /tmp.
-    static var temporaryDirectory: String {
-        getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    /// A new private folder `<prefix>XXXXXX` in ``temporaryDirectory``, holding `what`.
+    static func makeTemporaryFolder(prefix: String, for what: String) throws -> String {
+        do {
+            return try FileSystem.makeTemporaryDirectory(in: temporaryDirectory, prefix: prefix)
+        } catch {
+            throw CLIError.usage("cannot create a temporary folder for \(what): \(error)")
+        }
     }
 
-    static func errnoDescription() -> String {
-        String(cString: strerror(errno))
-    }
+    /// Where temporary files go: `$TMPDIR`, else /tmp.
+    static var temporaryDirectory: String { FileSystem.temporaryDirectory }
 }

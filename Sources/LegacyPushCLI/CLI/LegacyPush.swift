@@ -1,10 +1,6 @@
 internal import APNsRuntime
 import LegacyAPNs
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The `legacy-push` command: the table of subcommands and the one place errors become exit codes.
 enum LegacyPush {
     static let version = "0.1.0"
@@ -159,6 +155,6 @@ public enum CommandLineTool {
         // Everything was written (the console writes with write(2) and has flushed). `_exit`
         // skips the atexit handlers: OpenSSL's and the runtime's teardown must not race a thread
         // that is still unwinding (a connection thread handing over its report, say).
-        _exit(status)
+        Host.exit(status)
     }
 }

@@ -1,10 +1,6 @@
 internal import APNsRuntime
 import LegacyAPNs
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Writes output files safely: never over an existing file unless asked, never a moment where a
 /// private key is readable by others, never a half-written file under the final name.
 ///
@@ -13,16 +9,15 @@ import LegacyAPNs
 /// exists) or, when overwriting, `rename` (atomic replace).
 enum OutputFile {
     /// Mode for files holding a private key.
-    static let privateMode: mode_t = 0o600
+    static let privateMode: UInt32 = 0o600
     /// Mode for certificate-only files (the umask still applies).
-    static let publicMode: mode_t = 0o644
+    static let publicMode: UInt32 = 0o644
 
     /// Fails early, before any work or prompt, when `path` exists and `overwrite` is false, or when
     /// it is a directory.
     static func checkWritable(_ path: String, overwrite: Bool) throws {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        if info.st_mode & S_IFMT == S_IFDIR { throw CLIError.usage("'\(path)' is a directory") }
+        guard let kind = FileSystem.kind(of: path, followingLinks: false) else { return }
+        if kind == .directory { throw CLIError.usage("'\(path)' is a directory") }
         if !overwrite { throw CLIError.usage("'\(path)' already exists (use --force to overwrite it)") }
     }
 
@@ -36,49 +31,61 @@ enum OutputFile {
         let mode = holdsPrivateKey ? privateMode : publicMode
         let (temporary, descriptor) = try createTemporary(near: path, mode: mode)
         var moved = false
-        defer { if !moved { unlink(temporary) } }
+        defer { if !moved { FileSystem.remove(temporary) } }
         do {
-            defer { close(descriptor) }
+            defer { FileDescriptor.close(descriptor) }
             // The umask can only take bits away from 0600; make it exactly 0600 anyway.
-            if holdsPrivateKey, fchmod(descriptor, mode) != 0 { throw failure("cannot set the mode of", path) }
-            try writeAll(bytes, to: descriptor, path: path)
-            if fsync(descriptor) != 0 { throw failure("cannot write", path) }
-        }
-        if overwrite {
-            guard rename(temporary, path) == 0 else { throw failure("cannot write", path) }
-        } else if link(temporary, path) == 0 {
-            unlink(temporary)
-        } else if errno == EEXIST {
-            throw CLIError.usage("'\(path)' already exists (use --force to overwrite it)")
-        } else {
-            // Hard links unsupported (some network and FAT file systems): check, then rename.
-            var info = stat()
-            if lstat(path, &info) == 0 {
-                throw CLIError.usage("'\(path)' already exists (use --force to overwrite it)")
+            if holdsPrivateKey {
+                do { try FileDescriptor.setPermissions(descriptor, mode) } catch {
+                    throw failure("cannot set the mode of", path, error)
+                }
             }
-            guard rename(temporary, path) == 0 else { throw failure("cannot write", path) }
+            if let code = FileDescriptor.writeAll(bytes, to: descriptor) {
+                throw failure("cannot write", path, SystemError(code: code))
+            }
+            do { try FileDescriptor.sync(descriptor) } catch { throw failure("cannot write", path, error) }
+        }
+        do {
+            if overwrite {
+                try FileSystem.rename(temporary, to: path)
+            } else {
+                do {
+                    try FileSystem.link(temporary, to: path)
+                    FileSystem.remove(temporary)
+                } catch  where error.isAlreadyExisting {
+                    throw CLIError.usage("'\(path)' already exists (use --force to overwrite it)")
+                } catch {
+                    // Hard links unsupported (some network and FAT file systems): check, then rename.
+                    if FileSystem.kind(of: path, followingLinks: false) != nil {
+                        throw CLIError.usage("'\(path)' already exists (use --force to overwrite it)")
+                    }
+                    try FileSystem.rename(temporary, to: path)
+                }
+            }
+        } catch let error as SystemError {
+            throw failure("cannot write", path, error)
         }
         moved = true
     }
 
-    private static func createTemporary(near path: String, mode: mode_t) throws -> (String, Int32) {
+    private static func createTemporary(near path: String, mode: UInt32) throws -> (String, Int32) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         for _ in 0..<32 {
-            let candidate = "\(directory).\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-            let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
-            if descriptor >= 0 { return (candidate, descriptor) }
-            if errno != EEXIST { throw failure("cannot create a file next to", path) }
+            let candidate = "\(directory).\(name).\(Host.processID).\(UInt32.random(in: 0...UInt32.max)).tmp"
+            do {
+                return (candidate, try FileDescriptor.open(candidate, .creatingNew(permissions: mode)))
+            } catch  where error.isAlreadyExisting {
+                continue
+            } catch {
+                throw failure("cannot create a file next to", path, error)
+            }
         }
         throw CLIError.usage("cannot create a temporary file next to '\(path)'")
     }
 
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws {
-        if FileDescriptor.writeAll(bytes, to: descriptor) != nil { throw failure("cannot write", path) }
-    }
-
-    private static func failure(_ what: String, _ path: String) -> CLIError {
-        CLIError.usage("\(what) '\(path)': \(Files.errnoDescription())")
+    private static func failure(_ what: String, _ path: String, _ error: SystemError) -> CLIError {
+        CLIError.usage("\(what) '\(path)': \(error)")
     }
 }

@@ -1,8 +1,5 @@
+internal import APNsRuntime
 import HTTP2Client
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// `--proxy http://[user:pass@]host:port` (`send --http2`, `bridge`): the HTTP proxy provider
 /// connections tunnel through; without it `HTTPS_PROXY`/`https_proxy`, minus the hosts in
@@ -25,7 +22,7 @@ enum ProxyOptions {
         if let given = try arguments.value(url) { return given }
         var environment: [String: String] = [:]
         for name in ["HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"] {
-            if let value = getenv(name) { environment[name] = String(cString: value) }
+            if let value = Host.environment(name) { environment[name] = value }
         }
         do {
             return try ProviderProxy.fromEnvironment(environment, for: host)

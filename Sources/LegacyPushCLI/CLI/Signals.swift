@@ -1,10 +1,6 @@
 internal import APNsRuntime
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Turns SIGINT and SIGTERM into a callback, so long-running commands (`serve`, `send`,
 /// `feedback --interval`) can finish cleanly. A second signal runs `again` when one is given
 /// (`send`: abandon what is still settling, then print the report); otherwise, and for a signal
@@ -33,12 +29,10 @@ final class InterruptWatch: Sendable {
     }
 }
 
-/// The process's one relay from SIGINT and SIGTERM to Swift code. The signal handler only writes
-/// the signal's number to a pipe (async-signal-safe); a dedicated thread reads it and runs the
-/// current watch's handler, or, with no watch (or a second signal), ends the process with the
-/// default action. That thread unblocks both signals for itself, so a signal is delivered even
-/// when the process inherited them blocked (a parent's worker thread spawned it) and every other
-/// thread keeps them blocked.
+/// The process's one relay from SIGINT and SIGTERM to Swift code. The signals arrive through
+/// APNsRuntime's `SignalPipe` (a handler that writes the signal's number to a pipe, read by a
+/// thread of its own with both signals unblocked); that thread runs the current watch's handler,
+/// or, with no watch (or a second signal), ends the process with the default action.
 final class SignalRelay: Sendable {
     static let shared = SignalRelay()
 
@@ -62,45 +56,7 @@ final class SignalRelay: Sendable {
     private let state = Mutex(State())
 
     private init() {
-        var ends: [Int32] = [-1, -1]
-        // Without a pipe (no descriptors left) the signals keep their default action: Ctrl-C
-        // still ends the command, only not cleanly.
-        guard pipe(&ends) == 0 else { return }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        // A full pipe (a flood of signals) drops the extra bytes; one is all it takes.
-        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
-        signalPipeWriteEnd.store(ends[1], ordering: .releasing)
-        let readEnd = ends[0]
-        OSThread.start(name: "apns-signals") { [self] in
-            var watched = Self.watchedSet
-            pthread_sigmask(SIG_UNBLOCK, &watched, nil)
-            var number: UInt8 = 0
-            while true {
-                let count = read(readEnd, &number, 1)
-                if count == 1 {
-                    deliver(Int32(number))
-                } else if count < 0, errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
-            }
-        }
-        for number in [SIGINT, SIGTERM] {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = relaySignal
-            action.sa_flags = SA_RESTART
-            sigemptyset(&action.sa_mask)
-            sigaction(number, &action, nil)
-        }
-    }
-
-    private static var watchedSet: sigset_t {
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
-        return set
+        SignalPipe.start { [self] number in deliver(number) }
     }
 
     /// Makes `handler` the one a signal runs (replacing any other); returns its id.
@@ -141,23 +97,8 @@ final class SignalRelay: Sendable {
         // No watch, or an impatient further signal: the default action, now (this thread has the
         // signal unblocked, so raise ends the process here), after writing what stdout holds.
         lastWords?()
-        signal(number, SIG_DFL)
-        raise(number)
-        _exit(128 + number)
+        SignalPipe.endProcess(as: number)
     }
-}
-
-/// Where the signal handler writes (set once, before the handler is installed).
-private let signalPipeWriteEnd = Atomic<Int32>(-1)
-
-/// The signal handler: async-signal-safe (one `write`, errno preserved).
-private func relaySignal(_ number: Int32) {
-    let descriptor = signalPipeWriteEnd.load(ordering: .acquiring)
-    guard descriptor >= 0 else { return }
-    let saved = errno
-    var byte = UInt8(truncatingIfNeeded: number)
-    _ = write(descriptor, &byte, 1)
-    errno = saved
 }
 
 extension InterruptWatch {

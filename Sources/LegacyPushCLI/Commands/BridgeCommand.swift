@@ -2,10 +2,6 @@ import APNsMetrics
 internal import APNsRuntime
 import LegacyBridge
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `legacy-push bridge`: an unmodified legacy sender delivers through the HTTP/2 API.
 enum BridgeCommand {
     enum Options {

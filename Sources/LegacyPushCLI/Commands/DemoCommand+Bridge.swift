@@ -6,10 +6,6 @@ import LegacyAPNs
 import LegacyBridge
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension DemoCommand {
     /// What the migration step saw, for the demo's verdict.
     struct MigrationOutcome {
@@ -39,7 +35,7 @@ extension DemoCommand {
         let keyPath = directory + "/AuthKey_ABC123DEFG.p8"
         let credentials: ProviderCredentials
         let credentialText: String
-        if access(keyPath, R_OK) == 0 {
+        if FileSystem.isReadable(keyPath) {
             let key = try SigningKey(pemRepresentation: Files.read(keyPath))
             upstreamConfiguration.authKeys = [
                 .init(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", publicKey: key.publicKey)
@@ -52,15 +48,10 @@ extension DemoCommand {
         }
         let upstream = try ProviderSimulator(configuration: upstreamConfiguration)
         return try await upstream.withRunning { upstreamEndpoint in
-            var template = Array("\(Files.temporaryDirectory)/legacy-push-demo-XXXXXX".utf8CString)
-            guard let created = mkdtemp(&template) else {
-                throw CLIError.usage(
-                    "cannot create a temporary folder for the bridge's store: \(Files.errnoDescription())")
-            }
-            let folder = String(cString: created)
+            let folder = try Files.makeTemporaryFolder(prefix: "legacy-push-demo-", for: "the bridge's store")
             defer {
-                for suffix in ["", "-wal", "-shm", "-journal"] { unlink(folder + "/bridge.sqlite" + suffix) }
-                rmdir(folder)
+                for suffix in ["", "-wal", "-shm", "-journal"] { FileSystem.remove(folder + "/bridge.sqlite" + suffix) }
+                FileSystem.removeDirectory(folder)
             }
             var upstreamClient = ProviderClient.Configuration(
                 server: .custom(upstreamEndpoint), credentials: credentials)

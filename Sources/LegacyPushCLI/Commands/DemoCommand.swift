@@ -4,10 +4,6 @@ import GatewaySimulator
 import LegacyAPNs
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `legacy-push demo`: the whole story on a fresh checkout, with no Apple account.
 enum DemoCommand {
     static let countOption = Option<Int>.integer(
@@ -79,7 +75,7 @@ enum DemoCommand {
             let p12 = directory + "/universal-legacy.p12"
             let identity = try ClientIdentity(pkcs12: Files.read(p12), passphrase: BundledCertificates.passphrase)
             let summary = CertificateSummary(
-                certificate: identity.certificate, privateKey: identity.privateKey, now: Int64(time(nil)))
+                certificate: identity.certificate, privateKey: identity.privateKey, now: Host.unixTime())
             say("2. Provider certificate \(p12)")
             say("   (RC2-40 + 3DES encrypted, like a Keychain export; opened via OpenSSL's legacy provider)")
             say(

@@ -4,10 +4,6 @@ import FeedbackClient
 import LegacyAPNs
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `legacy-push feedback`: read the feedback service once, or poll it at an interval.
 enum FeedbackCommand {
     enum Options {
@@ -127,7 +123,7 @@ enum FeedbackCommand {
         let save = try arguments.value(Options.save).map { try SaveFile(path: $0) }
         let json = arguments.isSet(Options.json)
         let output = FeedbackOutput(
-            console: console, save: save, format: { json ? $0.jsonLine : $0.textLine }, now: Int64(time(nil)))
+            console: console, save: save, format: { json ? $0.jsonLine : $0.textLine }, now: Host.unixTime())
 
         let status: ExitStatus
         do {
@@ -229,13 +225,11 @@ enum FeedbackCommand {
             console.warning("--save stopped: \(saveFailure.reason)")
         }
         if error.code == .malformedFrame { return CLIError.connection(error.reason) }
-        if error.code == .timedOut, error.reason.contains("the deadline for one read") {
-            return CLIError.connection(error.reason + " (--deadline SECONDS allows longer)")
+        switch error.timeLimit {
+        case .readDeadline?: return CLIError.connection(error.reason + " (--deadline SECONDS allows longer)")
+        case .firstByte?: return CLIError.connection(error.reason + " (--first-byte-timeout SECONDS waits longer)")
+        default: return error
         }
-        if error.code == .protocolRefused, error.reason.contains("kept the connection open") {
-            return CLIError.connection(error.reason + " (--first-byte-timeout SECONDS waits longer)")
-        }
-        return error
     }
 }
 

@@ -2,10 +2,6 @@ internal import APNsRuntime
 import FeedbackClient
 import LegacyAPNs
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Prints feedback tuples for `legacy-push feedback` so that none is ever lost (issue #13): the
 /// service forgets what it sent, so a tuple that could not be printed must end up in a file.
 ///
@@ -111,7 +107,7 @@ final class FeedbackOutput {
                 if let file = try? SaveFile(path: path, exclusive: true, option: "the unprinted tuples") {
                     return file
                 }
-                if access(path, F_OK) != 0 { break }  // not taken: the folder is unwritable
+                if !FileSystem.exists(path) { break }  // not taken: the folder is unwritable
             }
         }
         return nil

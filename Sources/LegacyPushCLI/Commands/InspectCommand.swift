@@ -1,10 +1,6 @@
 internal import APNsRuntime
 import LegacyAPNs
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `legacy-push inspect`: what a push certificate is for and how long it lasts.
 enum InspectCommand {
     enum Options {
@@ -50,7 +46,7 @@ enum InspectCommand {
         let path = arguments.positionals[0]
         if let status = try inspectSigningKeyIfOne(path, arguments: arguments, console: console) { return status }
         let keyPath = try arguments.value(Options.key)
-        let now = try arguments.value(Options.now) ?? Int64(time(nil))
+        let now = try arguments.value(Options.now) ?? Host.unixTime()
         let credentials = try CredentialOptions.loadCredentials(
             path, keyPath: keyPath, arguments: arguments, console: console)
         let summary = CertificateSummary(credentials, now: now)

@@ -3,10 +3,6 @@ import FeedbackClient
 import LegacyAPNs
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `feedback --save PATH` (and the file of tuples that could not be printed): an append-only
 /// evidence file of raw feedback tuples. Every batch is written and synced to disk before the
 /// tuples are printed.
@@ -31,19 +27,19 @@ final class SaveFile: @unchecked Sendable {
     /// Opens (or creates, mode 0600) `path` for appending; with `exclusive`, only a new file.
     init(path: String, exclusive: Bool = false, option: String = "--save") throws {
         self.path = path
-        var info = stat()
-        let existed = stat(path, &info) == 0
-        let flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : 0)
-        let descriptor = open(path, flags, 0o600)
-        guard descriptor >= 0 else {
-            throw CLIError.usage("cannot open '\(path)' for \(option): \(Files.errnoDescription())")
+        let existed = FileSystem.kind(of: path) != nil
+        let descriptor: Int32
+        do {
+            descriptor = try FileDescriptor.open(path, .appending(permissions: 0o600, exclusive: exclusive))
+        } catch {
+            throw CLIError.usage("cannot open '\(path)' for \(option): \(error)")
         }
         // The umask can only take bits away from 0600; make a new file exactly 0600 anyway.
-        if !existed { _ = fchmod(descriptor, 0o600) }
+        if !existed { try? FileDescriptor.setPermissions(descriptor, 0o600) }
         self.descriptor = descriptor
     }
 
-    deinit { close(descriptor) }
+    deinit { FileDescriptor.close(descriptor) }
 
     /// The first write or sync failure, if any (its reason says where the file now ends).
     var failure: LegacyAPNsError? { state.withLock { $0.failure } }
@@ -53,34 +49,37 @@ final class SaveFile: @unchecked Sendable {
     var savedTupleCount: Int { state.withLock { $0.savedTupleCount } }
 
     /// The raw sink for the reader.
-    var sink: FeedbackReader.RawSink { { [self] bytes in try self.append(bytes) } }
+    var sink: FeedbackReader.RawSink { { [self] bytes in try bytes.withUnsafeBytes { try self.append($0) } } }
 
     /// Appends `bytes` (whole tuples) and syncs them to disk. After a failure, refuses every
     /// later append with the same error, so the file never has a gap in the middle.
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         if let failure { throw failure }
-        let start = lseek(descriptor, 0, SEEK_END)
+        let start = FileDescriptor.seekToEnd(descriptor)
         var written = 0
-        var code: Int32?
+        var failure: SystemError?
         while written < bytes.count {
-            let count = write(descriptor, bytes.baseAddress! + written, bytes.count - written)
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 {
-                code = count < 0 ? errno : EIO
+            do {
+                let count = try FileDescriptor.write(descriptor, UnsafeRawBufferPointer(rebasing: bytes[written...]))
+                if count == 0 {
+                    failure = .inputOutput
+                    break
+                }
+                written += count
+            } catch {
+                failure = error
                 break
             }
-            written += count
         }
-        if code == nil, fsync(descriptor) != 0 {
-            // What reached the disk is unknown: keep only what was there before this batch.
-            let reason = String(cString: strerror(errno))
-            throw fail(keeping: 0, of: bytes, start: start, "cannot sync '\(path)' to disk: \(reason)")
+        if failure == nil {
+            do { try FileDescriptor.sync(descriptor) } catch {
+                // What reached the disk is unknown: keep only what was there before this batch.
+                throw fail(keeping: 0, of: bytes, start: start, "cannot sync '\(path)' to disk: \(error)")
+            }
         }
-        if let code {
+        if let failure {
             let boundary = Self.wholeTuples(in: bytes, upTo: written)
-            throw fail(
-                keeping: boundary.bytes, of: bytes, start: start,
-                "cannot write '\(path)': \(String(cString: strerror(code)))")
+            throw fail(keeping: boundary.bytes, of: bytes, start: start, "cannot write '\(path)': \(failure)")
         }
         let tuples = Self.wholeTuples(in: bytes, upTo: bytes.count).count
         state.withLock { $0.savedTupleCount += tuples }
@@ -95,11 +94,15 @@ final class SaveFile: @unchecked Sendable {
 
     /// Truncates the file back to the last whole tuple of this batch that reached it, records the
     /// failure, and returns it.
-    private func fail(keeping kept: Int, of bytes: UnsafeRawBufferPointer, start: off_t, _ reason: String)
+    private func fail(keeping kept: Int, of bytes: UnsafeRawBufferPointer, start: Int?, _ reason: String)
         -> LegacyAPNsError
     {
         var kept = kept
-        if start < 0 || ftruncate(descriptor, start + off_t(kept)) != 0 || fsync(descriptor) != 0 {
+        do {
+            guard let start else { throw SystemError.inputOutput }
+            try FileDescriptor.truncate(descriptor, to: start + kept)
+            try FileDescriptor.sync(descriptor)
+        } catch {
             kept = 0  // cannot vouch for any of this batch
         }
         let tuples = Self.wholeTuples(in: bytes, upTo: kept).count

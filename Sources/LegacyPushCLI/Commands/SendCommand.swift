@@ -1,10 +1,6 @@
 internal import APNsRuntime
 import LegacyAPNs
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `legacy-push send`: one notification from flags, or many from JSON Lines.
 enum SendCommand {
     enum Options {

@@ -3,10 +3,6 @@ import FeedbackClient
 import GatewaySimulator
 import LegacyAPNs
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `legacy-push serve`: the gateway simulator, for testing any legacy sender.
 enum ServeCommand {
     static var spec: CommandSpec {
@@ -184,7 +180,7 @@ enum ServeCommand {
         configuration.faults = faults
         configuration.feedback = feedback
         let recordDescriptor = try recordPath.map(Files.openForAppending) ?? -1
-        defer { if recordDescriptor >= 0 { close(recordDescriptor) } }
+        defer { if recordDescriptor >= 0 { FileDescriptor.close(recordDescriptor) } }
         if recordDescriptor >= 0 { configuration.recorder = JSONLinesRecorder(fileDescriptor: recordDescriptor) }
         if !arguments.isSet(Options.quiet) {
             configuration.events = { event in

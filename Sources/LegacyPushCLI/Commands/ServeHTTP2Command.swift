@@ -2,10 +2,6 @@ internal import APNsRuntime
 import GatewaySimulator
 import LegacyAPNs
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `legacy-push serve --http2`: a local stand-in for Apple's HTTP/2 provider API
 /// (``ProviderSimulator``), for testing any HTTP/2 sender.
 enum ServeHTTP2Command {
@@ -369,7 +365,7 @@ enum ServeHTTP2Command {
         configuration.broadcastDisabledBundles = Set(try arguments.values(Options.broadcastDisabled))
         if let skew = try arguments.value(Options.clockSkew) { configuration.clock = .system(ahead: skew) }
         let recordDescriptor = try recordPath.map(Files.openForAppending) ?? -1
-        defer { if recordDescriptor >= 0 { close(recordDescriptor) } }
+        defer { if recordDescriptor >= 0 { FileDescriptor.close(recordDescriptor) } }
         if recordDescriptor >= 0 {
             configuration.recorder = JSONLinesProviderRecorder(fileDescriptor: recordDescriptor)
         }

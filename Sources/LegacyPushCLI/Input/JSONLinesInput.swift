@@ -1,10 +1,6 @@
 internal import APNsRuntime
 import LegacyAPNs
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `send --input`: JSON Lines from a file or stdin, checked whole before anything is sent, with
 /// flat memory.
 ///
@@ -234,8 +230,9 @@ struct JSONLinesCheck: Sendable {
     enum Failure: Sendable {
         /// A bad line, numbered within its part.
         case line(NotificationLineParser.LineError)
-        /// Anything else (unreadable input, no room for the spool).
-        case other(CLIError)
+        /// Anything else: a ``CLIError`` (unreadable input), a ``LegacyAPNsError`` (no room for the
+        /// spool: `.fileError`), each with the exit status its kind gives.
+        case other(any Error & Sendable)
 
         /// The error to report once the lines of the parts before are known.
         func error(linesBefore: Int) -> any Error {
@@ -254,11 +251,8 @@ struct JSONLinesCheck: Sendable {
         let spool: SpoolFile
         do {
             spool = try SpoolFile(temporaryDirectory: temporaryDirectory, memoryBudget: memoryBudget)
-        } catch let error as CLIError {
-            outcome.failure = .other(error)
-            return outcome
         } catch {
-            outcome.failure = .other(.usage("\(error)"))
+            outcome.failure = .other(error)
             return outcome
         }
         var splitter = LineSplitter()
@@ -277,12 +271,12 @@ struct JSONLinesCheck: Sendable {
             if let line = error.underlying as? NotificationLineParser.LineError {
                 outcome.failure = .line(line)
             } else {
-                outcome.failure = .other(.usage(error.reason))
+                outcome.failure = .other(error)
             }
         } catch let error as CLIError {
             outcome.failure = .other(error)
         } catch {
-            outcome.failure = .other(.usage("\(error)"))
+            outcome.failure = .other(CLIError.usage("\(error)"))
         }
         outcome.lineCount = splitter.lineNumber
         return outcome

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+internal import APNsRuntime
 
 /// Splits chunks into lines (without the newline), numbering them from `firstLine`; a partial
 /// last line is carried over to the next chunk.
@@ -13,8 +11,7 @@ struct LineSplitter {
 
     mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Int) throws -> Void) throws {
         var start = 0
-        while start < chunk.count, let found = memchr(chunk.baseAddress! + start, 0x0A, chunk.count - start) {
-            let index = chunk.baseAddress!.distance(to: UnsafeRawPointer(found))
+        while let index = Memory.firstIndex(of: 0x0A, in: chunk, from: start) {
             lineNumber += 1
             if carry.isEmpty {
                 try body(UnsafeRawBufferPointer(rebasing: chunk[start..<index]), lineNumber)

@@ -1,10 +1,6 @@
 internal import APNsRuntime
 import LegacyAPNs
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The checked notifications of one part of an input: ``SpoolRecord``s (for the HTTP/2 API) in an
 /// unlinked temporary file, or ``FrameRecord``s, the frames the binary send writes
 /// (``frameBatches(format:encoder:)``), first in memory, in ``Segment``s, up to a budget, then in
@@ -21,6 +17,8 @@ final class SpoolFile: @unchecked Sendable {
     // one sending thread; never both at once.
 
     private let descriptor: Int32
+    /// The folder of the file (named in errors).
+    private let directory: String
     /// ``SpoolRecord``s not yet written.
     private var buffer: [UInt8] = []
     /// Frame records kept in memory, before any in the file; handed over to the send (once).
@@ -35,18 +33,30 @@ final class SpoolFile: @unchecked Sendable {
     /// Creates the file in `$TMPDIR` (or /tmp) and unlinks it at once: nothing is left behind,
     /// whatever happens to the process.
     /// `memoryBudget` bytes of frame records may be kept in memory (in whole ``Segment``s).
+    ///
+    /// - Throws: ``LegacyAPNsError`` (`.fileError`) naming the folder and why.
     init(temporaryDirectory: String, memoryBudget: Int = 0) throws {
         memoryLeft = memoryBudget
-        var template = Array((temporaryDirectory + "/legacy-push-XXXXXX").utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else {
-            throw CLIError.usage("cannot create a temporary file in \(temporaryDirectory): \(errnoText())")
+        directory = temporaryDirectory
+        do {
+            descriptor = try FileDescriptor.openUnlinkedTemporary(in: temporaryDirectory, prefix: "legacy-push-")
+        } catch {
+            throw LegacyAPNsError(
+                .fileError,
+                "cannot create the spool of the checked notifications, a temporary file in '\(temporaryDirectory)': "
+                    + "\(error) (TMPDIR names another folder)")
         }
-        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
-        self.descriptor = descriptor
     }
 
-    deinit { Glibc.close(descriptor) }
+    /// A write to the file failed: an I/O error (a full disk, a file size limit), not the input's.
+    private func writeFailed(_ code: Int32) -> LegacyAPNsError {
+        LegacyAPNsError(
+            .fileError,
+            "cannot write the spool of the checked notifications, a temporary file in '\(directory)': "
+                + "\(SystemError(code: code)) (TMPDIR names a folder with more room)")
+    }
+
+    deinit { FileDescriptor.close(descriptor) }
 
     /// Appends the ``SpoolRecord`` of a checked line (the HTTP/2 send's records).
     func append(_ line: NotificationLineParser.ParsedLine) throws {
@@ -57,7 +67,7 @@ final class SpoolFile: @unchecked Sendable {
     /// Writes `bytes` (whole ``FrameRecord``s) to the file.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         if let code = FileDescriptor.writeAll(bytes, to: descriptor) {
-            throw CLIError.usage("cannot write the temporary spool: \(errnoText(code))")
+            throw writeFailed(code)
         }
     }
 
@@ -92,15 +102,13 @@ final class SpoolFile: @unchecked Sendable {
 
         /// Nil when the memory cannot be had (the records then go to the file).
         init?() {
-            var memory: UnsafeMutableRawPointer?
-            guard posix_memalign(&memory, Self.size, Self.size) == 0, let memory else { return nil }
-            base = memory
             // A fresh 4 KiB page costs about 3 µs to fault in here, a huge page about 0.5 µs per
             // 4 KiB: 29 MB of frames for 200,000 notifications cost ~22 ms or ~7 ms.
-            _ = madvise(base, Self.size, MADV_HUGEPAGE)
+            guard let memory = Memory.allocateAligned(Self.size) else { return nil }
+            base = memory
         }
 
-        deinit { free(base) }
+        deinit { Memory.deallocateAligned(base) }
 
         /// The segment's bytes, for the check to write into.
         var bytes: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(start: base, count: Self.size) }
@@ -109,7 +117,7 @@ final class SpoolFile: @unchecked Sendable {
     /// Writes what is buffered.
     func flush() throws {
         if let code = FileDescriptor.writeAll(buffer, to: descriptor) {
-            throw CLIError.usage("cannot write the temporary spool: \(errnoText(code))")
+            throw writeFailed(code)
         }
         buffer.removeAll(keepingCapacity: true)
     }
@@ -129,7 +137,7 @@ final class SpoolFile: @unchecked Sendable {
             private var buffer = [UInt8](repeating: 0, count: SpoolFile.writeSize)
             private var start = 0
             private var end = 0
-            private var offset: off_t = 0
+            private var offset = 0
             private var atEnd = false
 
             init(descriptor: Int32) { self.descriptor = descriptor }
@@ -157,12 +165,13 @@ final class SpoolFile: @unchecked Sendable {
                     (start, end) = (0, remaining)
                 }
                 let count = buffer.withUnsafeMutableBytes { raw in
-                    pread(descriptor, raw.baseAddress! + end, raw.count - end, offset)
+                    (try? FileDescriptor.read(
+                        descriptor, into: UnsafeMutableRawBufferPointer(rebasing: raw[end...]), at: offset)) ?? 0
                 }
                 if count > 0 {
                     end += count
-                    offset += off_t(count)
-                } else if count == 0 || errno != EINTR {
+                    offset += count
+                } else {
                     atEnd = true
                 }
             }
@@ -203,7 +212,7 @@ extension SpoolFile {
             /// The segment being cut into batches, and its next cut.
             private var segment = 0
             private var cut = 0
-            private var offset: off_t = 0
+            private var offset = 0
             private var carry: [UInt8] = []
             private var atEnd = false
 
@@ -235,14 +244,16 @@ extension SpoolFile {
                     }
                     var written = carried.count
                     while written < free.count {
-                        let count = pread(descriptor, free.baseAddress! + written, free.count - written, offset)
-                        if count > 0 {
-                            written += count
-                            offset += off_t(count)
-                        } else if count == 0 || errno != EINTR {
+                        let count =
+                            (try? FileDescriptor.read(
+                                descriptor, into: UnsafeMutableRawBufferPointer(rebasing: free[written...]), at: offset))
+                            ?? 0
+                        guard count > 0 else {
                             reachedEnd = true
                             break
                         }
+                        written += count
+                        offset += count
                     }
                     return written
                 }

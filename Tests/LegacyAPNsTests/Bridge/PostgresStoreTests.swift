@@ -1,5 +1,6 @@
 import APNsCore
 import Foundation
+import LegacyAPNs
 import LegacyBridge
 import TestSupport
 import Testing
@@ -122,5 +123,74 @@ import Testing
     ])
     func aStoreIsPostgreSQLOnlyWhenItSaysSo(_ store: String, _ isPostgres: Bool) {
         #expect(PostgresStore.isConnectionString(store) == isPostgres)
+    }
+}
+
+/// A bridge whose PostgreSQL server goes away in the middle of a send and comes back: nothing is
+/// forwarded that could not be looked up (those frames get status 10 and are sent again), the
+/// outage is logged, nothing is lost or silently duplicated, and once the server answers again
+/// the bridge uses it again without a restart.
+@Suite(.serialized) struct PostgresOutageTests {
+    @Test func aDatabaseThatGoesAwayMidRunCostsStatusTenNotDeliveries() async throws {
+        let cluster = try PostgresCluster.dedicated()
+        defer { cluster.stop() }
+        let store = try cluster.database()
+        let count = 6_000
+        var picker = SplitMix64(seed: 2806)
+        var bad = Set<Int>()
+        while bad.count < count / 100 { bad.insert(1 + Int(picker.next() % UInt64(count))) }
+        try await withBridge(
+            store: store,
+            configureUpstream: { configuration in
+                for index in bad {
+                    configuration.faults.failingTokens[TestGateway.notification(index).token] = .badDeviceToken
+                }
+            }
+        ) { fixture in
+            var configuration = BridgeFixture.clientConfiguration(gateway: fixture.endpoints.gateway, failures: 100)
+            configuration.delivery.maximumAttempts = 50
+            let client = try PushClient(configuration: configuration)
+            let sending = Task { await client.send((1...count).map { TestGateway.notification($0) }) }
+            let upstream = try #require(fixture.upstream)
+            _ = await eventually(within: .seconds(60)) { upstream.recorder.accepted.count >= count / 3 }
+            try cluster.stopServer()
+            let outage = await eventually(within: .seconds(20)) {
+                fixture.events.get().contains { if case .storeFailed = $0 { true } else { false } }
+            }
+            #expect(outage, "no store failure was logged while the database was down")
+            let acceptedDuringOutage = upstream.recorder.accepted.count
+            try await Task.sleep(for: .seconds(1))
+            try cluster.startServer()
+            let report = await sending.value
+            // The bridge came back to the database by itself: the rest went through.
+            #expect(upstream.recorder.accepted.count > acceptedDuringOutage)
+
+            var deliveries: [Int: Int] = [:]
+            for accepted in upstream.recorder.accepted {
+                deliveries[BridgeFixture.index(of: accepted.request.deviceToken), default: 0] += 1
+            }
+            let reported =
+                Set(report.unconfirmed.map { BridgeFixture.index(of: $0.notification.token) })
+                .union(report.rejected.map { Int($0.identifier ?? 0) })
+            let named = Set(report.possiblyDuplicated.map { BridgeFixture.index(of: $0.token) })
+                .union(
+                    fixture.events.get().compactMap {
+                        if case .possibleDuplicate(_, _, let token) = $0 { BridgeFixture.index(of: token) } else { nil }
+                    })
+            for index in 1...count {
+                let times = deliveries[index] ?? 0
+                if bad.contains(index) {
+                    #expect(times == 0, "bad #\(index) delivered")
+                } else {
+                    #expect(times > 0 || reported.contains(index), "#\(index) lost")
+                    #expect(times <= 1 || named.contains(index), "#\(index) delivered \(times) times, named by nobody")
+                }
+            }
+            print(
+                "database outage: \(report.accepted) accepted, \(report.rejected.count) rejected, "
+                    + "\(report.unconfirmed.count) unconfirmed, \(report.resent) resent, "
+                    + "\(fixture.events.get().filter { if case .storeFailed = $0 { true } else { false } }.count) "
+                    + "store failures logged")
+        }
     }
 }

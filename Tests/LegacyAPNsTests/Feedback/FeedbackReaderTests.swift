@@ -190,6 +190,7 @@ import Testing
         let result = try await FeedbackSamples.reader(server.service) { $0.idleTimeout = .milliseconds(300) }.read()
         #expect(result.records == FeedbackSamples.records(1))
         #expect(result.failure?.code == .timedOut)
+        #expect(result.failure?.timeLimit == .idle)
     }
 
     @Test func cancellingTheTaskEndsTheRead() async throws {

@@ -20,6 +20,7 @@ import Testing
             #expect(Monotonic.now() - start < 45)
             let failure = try #require(result.failure)
             #expect(failure.code == .protocolRefused)
+            #expect(failure.timeLimit == .firstByte)
             #expect(failure.stopsSending)
             #expect(
                 failure.reason
@@ -61,6 +62,7 @@ import Testing
         let result = await reader.read()
         let failure = try #require(result.failure)
         #expect(failure.code == .timedOut)
+        #expect(failure.timeLimit == .readDeadline)
         #expect(
             failure.reason.hasPrefix(
                 "the feedback service at \(server.endpoint) was still sending after 0.8 s, the deadline for one read: "

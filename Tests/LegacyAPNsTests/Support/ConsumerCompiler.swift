@@ -29,9 +29,10 @@ enum ConsumerCompiler {
             "swiftc", "-typecheck", "-module-name", "Snippet", file, "-I", build.appending(path: "Modules").path,
         ]
         // The C modules the package's modules were built with: the system libraries' module maps,
-        // and the one SwiftPM wrote for CHexDecode.
+        // and the ones SwiftPM wrote for CHexDecode and CFileGuard (APNsRuntime's).
         for map in [
             build.appending(path: "CHexDecode.build/module.modulemap").path,
+            build.appending(path: "CFileGuard.build/module.modulemap").path,
             root.appending(path: "Sources/COpenSSL/module.modulemap").path,
             root.appending(path: "Sources/CNGHTTP2/module.modulemap").path,
             root.appending(path: "Sources/CSQLite/module.modulemap").path,
@@ -39,7 +40,9 @@ enum ConsumerCompiler {
         ] {
             arguments += ["-Xcc", "-fmodule-map-file=\(map)"]
         }
-        arguments += ["-Xcc", "-I", "-Xcc", root.appending(path: "Sources/CHexDecode/include").path]
+        for include in ["CHexDecode", "CFileGuard"] {
+            arguments += ["-Xcc", "-I", "-Xcc", root.appending(path: "Sources/\(include)/include").path]
+        }
         // libpq's header directory (pkg-config libpq --cflags), as the package build finds it.
         arguments += ["-Xcc", "-I", "-Xcc", "/usr/include/postgresql"]
         if asLibrary { arguments.append("-parse-as-library") }

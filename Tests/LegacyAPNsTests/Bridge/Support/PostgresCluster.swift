@@ -29,6 +29,9 @@ final class PostgresCluster: Sendable {
         }
     }()
 
+    /// A cluster of its own (for a test that stops and starts the server); ``stop()`` removes it.
+    static func dedicated() throws -> PostgresCluster { try PostgresCluster() }
+
     private init() throws {
         guard FileManager.default.isExecutableFile(atPath: Self.programs + "/initdb") else {
             throw PostgresClusterError(
@@ -90,6 +93,24 @@ final class PostgresCluster: Sendable {
             throw PostgresClusterError(description: "psql \(sql): \(result.stderr)")
         }
         return result.output
+    }
+
+    /// Stops the server at once (as a crash would: `-m immediate`), keeping its data.
+    func stopServer() throws {
+        let stopped = try Self.run(
+            Self.programs + "/pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"])
+        guard stopped.status == 0 else { throw PostgresClusterError(description: "pg_ctl stop: \(stopped.stderr)") }
+    }
+
+    /// Starts the server again on its port.
+    func startServer() throws {
+        let started = try Self.run(
+            Self.programs + "/pg_ctl",
+            [
+                "-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "30", "-o",
+                "-k \(directory) -p \(port) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", "start",
+            ])
+        guard started.status == 0 else { throw PostgresClusterError(description: "pg_ctl start: \(started.stderr)") }
     }
 
     func stop() {

@@ -1,22 +1,18 @@
-internal import APNsRuntime
-import LegacyAPNs
-
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// Talking to the controlling terminal directly (not stdin/stdout), for passphrase prompts.
-enum Terminal {
+package enum Terminal {
     /// Longest secret read; anything longer is cut.
-    static let maximumLength = 4096
+    package static let maximumLength = 4096
 
     /// Shows `prompt` on `/dev/tty` and reads one line with echo off. Returns nil when there is no
     /// terminal or reading fails. The secret never reaches stdout, stderr or any log.
-    static func readSecret(prompt: String) -> String? {
-        let descriptor = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        writeAll(Array(prompt.utf8), to: descriptor)
+    package static func readSecret(prompt: String) -> String? {
+        guard let descriptor = try? FileDescriptor.open("/dev/tty", .terminal) else { return nil }
+        defer { FileDescriptor.close(descriptor) }
+        FileDescriptor.writeAll(Array(prompt.utf8), to: descriptor)
 
         var saved = termios()
         let hasTermios = tcgetattr(descriptor, &saved) == 0
@@ -43,13 +39,9 @@ enum Terminal {
             if line.count < maximumLength { line.append(byte) }
         }
         if line.last == 0x0D { line.removeLast() }
-        if !hasTermios { writeAll([0x0A], to: descriptor) }
+        if !hasTermios { FileDescriptor.writeAll([0x0A], to: descriptor) }
         let secret = String(decoding: line, as: UTF8.self)
         for index in line.indices { line[index] = 0 }
         return secret
-    }
-
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
-        FileDescriptor.writeAll(bytes, to: descriptor)
     }
 }
