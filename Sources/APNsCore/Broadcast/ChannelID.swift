@@ -19,7 +19,7 @@ public struct ChannelID: Hashable, Sendable, Comparable, CustomStringConvertible
     }
 
     /// Takes an id's bytes; nil when they are not base64.
-    public init?(utf8 bytes: UnsafeRawBufferPointer) {
+    package init?(utf8 bytes: UnsafeRawBufferPointer) {
         var copy = Array(bytes)
         guard Self.isBase64(&copy) else { return nil }
         rawValue = String(decoding: copy, as: UTF8.self)
