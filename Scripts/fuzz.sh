@@ -29,11 +29,12 @@ build=.build/fuzz
 modules=$build/modules
 binary=$build/fuzz-legacyapns
 mkdir -p "$modules"
-# CHexDecode (APNsCore's one C dependency) has no module map of its own: SwiftPM makes one from
-# its include/ folder, so this script writes the same one for swiftc.
+# CHexDecode (APNsCore's one C dependency) and CFileGuard (APNsRuntime's) have no module map of
+# their own: SwiftPM makes one from each include/ folder, so this script writes the same for swiftc.
 chex=$build/CHexDecode
+cguard=$build/CFileGuard
 flags=(-O -sanitize=fuzzer,address -parse-as-library -package-name legacyapns -I "$modules" -I Sources/COpenSSL
-    -I Sources/CNGHTTP2 -I "$chex")
+    -I Sources/CNGHTTP2 -I "$chex" -I "$cguard")
 sources_changed() {
     [ ! -f "$binary" ] || [ -n "$(find Sources Fuzz \( -name '*.swift' -o -name '*.c' -o -name '*.h' \) -newer "$binary" | head -1)" ]
 }
@@ -44,6 +45,11 @@ if sources_changed; then
         >"$chex/module.modulemap"
     clang -O2 -fsanitize=fuzzer-no-link,address -I Sources/CHexDecode/include -c Sources/CHexDecode/hex_decode.c \
         -o "$build/CHexDecode.o"
+    mkdir -p "$cguard"
+    printf 'module CFileGuard {\n    header "%s"\n    export *\n}\n' "$PWD/Sources/CFileGuard/include/CFileGuard.h" \
+        >"$cguard/module.modulemap"
+    clang -O2 -fsanitize=fuzzer-no-link,address -I Sources/CFileGuard/include -c Sources/CFileGuard/file_guard.c \
+        -o "$build/CFileGuard.o"
     compile() { # module, sources...
         local module=$1
         shift
@@ -59,7 +65,7 @@ if sources_changed; then
     swiftc "${flags[@]}" -module-name FuzzEntry Fuzz/Entry/FuzzEntry.swift "$build"/APNsCore.o \
         "$build"/APNsCredentials.o "$build"/APNsRuntime.o "$build"/APNsMetrics.o "$build"/GatewaySimulator.o \
         "$build"/FuzzHarness.o \
-        "$build"/CHexDecode.o \
+        "$build"/CHexDecode.o "$build"/CFileGuard.o \
         -lssl -lcrypto -lnghttp2 -lm -o "$binary"
 fi
 
