@@ -65,31 +65,16 @@ for name in a b; do
 done
 
 lb_gateway=$(free_port) lb_feedback=$(free_port)
-cat >"$work/haproxy.cfg" <<EOF
-global
-    maxconn 2000
-defaults
-    mode tcp
-    timeout connect 2s
-    timeout client 60s
-    timeout server 60s
-    retries 3
-    option redispatch
-frontend gateway
-    bind 127.0.0.1:$lb_gateway
-    default_backend bridges
-frontend feedback
-    bind 127.0.0.1:$lb_feedback
-    default_backend feedbacks
-backend bridges
-    balance roundrobin
-    server a 127.0.0.1:${gateway[a]} check inter 200ms fall 2 rise 1
-    server b 127.0.0.1:${gateway[b]} check inter 200ms fall 2 rise 1
-backend feedbacks
-    balance roundrobin
-    server a 127.0.0.1:${feedback[a]} check inter 200ms fall 2 rise 1
-    server b 127.0.0.1:${feedback[b]} check inter 200ms fall 2 rise 1
-EOF
+# The fleet's HAProxy configuration, rendered from the one the tests and the benchmark use.
+{
+    while IFS= read -r line; do
+        case "$line" in
+            @BRIDGES@) for name in a b; do echo "    server $name 127.0.0.1:${gateway[$name]} check inter 200ms fall 2 rise 1"; done ;;
+            @FEEDBACKS@) for name in a b; do echo "    server $name 127.0.0.1:${feedback[$name]} check inter 200ms fall 2 rise 1"; done ;;
+            *) line="${line//@GATEWAY_PORT@/$lb_gateway}"; echo "${line//@FEEDBACK_PORT@/$lb_feedback}" ;;
+        esac
+    done <Fixtures/haproxy/fleet.cfg.in
+} >"$work/haproxy.cfg"
 haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
 pids+=($!)
 sleep 0.5

@@ -1,3 +1,4 @@
+import APNsRuntime
 import Foundation
 
 /// `fleet`: two `legacy-push bridge` processes on one PostgreSQL database behind HAProxy (`mode
@@ -187,20 +188,9 @@ final class BenchmarkPostgres {
         return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
     }
 
+    /// A free loopback port (bound by the runtime's listener and released).
     static func freePort() throws -> UInt16 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else { throw HTTP2ServeBenchmarks.BenchmarkError("no free port") }
-        return UInt16(bigEndian: address.sin_port)
+        try Listener(host: "127.0.0.1", port: 0).endpoint.port
     }
 }
 
@@ -211,26 +201,15 @@ final class HAProxyProcess {
 
     init(backends: [UInt16], folder: String) throws {
         port = try BenchmarkPostgres.freePort()
-        var configuration = """
-            global
-                maxconn 2000
-            defaults
-                mode tcp
-                timeout connect 2s
-                timeout client 60s
-                timeout server 60s
-                retries 3
-                option redispatch
-            frontend gateway
-                bind 127.0.0.1:\(port)
-                default_backend bridges
-            backend bridges
-                balance roundrobin
-
-            """
-        for (index, backend) in backends.enumerated() {
-            configuration += "    server b\(index) 127.0.0.1:\(backend) check inter 200ms fall 2 rise 1\n"
+        // The fleet's configuration (Fixtures/haproxy/fleet.cfg.in), without a feedback port.
+        let template = try String(contentsOfFile: Package.root + "/Fixtures/haproxy/fleet.cfg.in", encoding: .utf8)
+        let servers = backends.enumerated().map {
+            "    server b\($0.offset) 127.0.0.1:\($0.element) check inter 200ms fall 2 rise 1"
         }
+        let configuration = template.replacingOccurrences(of: "@GATEWAY_PORT@", with: "\(port)")
+            .replacingOccurrences(of: "@FEEDBACK_PORT@", with: "\(try BenchmarkPostgres.freePort())")
+            .replacingOccurrences(of: "@BRIDGES@", with: servers.joined(separator: "\n"))
+            .replacingOccurrences(of: "@FEEDBACKS@", with: servers.joined(separator: "\n"))
         let path = folder + "/haproxy.cfg"
         try configuration.write(toFile: path, atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/haproxy")

@@ -3,6 +3,7 @@
 // sending through it. What the bridge said (its `--json` events, from every incarnation) feeds the
 // same ledger as the in-process phases.
 import APNsCore
+import APNsRuntime
 import Foundation
 
 /// `legacy-push bridge` run, killed and restarted by the soak.
@@ -24,19 +25,7 @@ final class BridgeProcess {
 
     /// A free loopback port (bound and released: the bridge takes it, every incarnation).
     static func freePort() throws -> UInt16 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else { throw SoakFailure(description: "no free port: \(String(cString: strerror(errno)))") }
-        return UInt16(bigEndian: address.sin_port)
+        try Listener(host: "127.0.0.1", port: 0).endpoint.port
     }
 
     /// `certificates`: the folder of the fixture certificates.

@@ -32,33 +32,17 @@ import Testing
     static func balancer(gateway: UInt16, feedback: UInt16, bridges: [(UInt16, UInt16)], folder: String) throws
         -> BackgroundProgram
     {
-        var configuration = """
-            global
-                maxconn 2000
-            defaults
-                mode tcp
-                timeout connect 2s
-                timeout client 60s
-                timeout server 60s
-                retries 3
-                option redispatch
-            frontend gateway
-                bind 127.0.0.1:\(gateway)
-                default_backend bridges
-            frontend feedback
-                bind 127.0.0.1:\(feedback)
-                default_backend feedbacks
-            backend bridges
-                balance roundrobin
-
-            """
-        for (index, ports) in bridges.enumerated() {
-            configuration += "    server b\(index) 127.0.0.1:\(ports.0) check inter 200ms fall 2 rise 1\n"
+        let template = try String(contentsOfFile: Fixtures.root + "/haproxy/fleet.cfg.in", encoding: .utf8)
+        let servers = { (kind: String, port: (UInt16, UInt16) -> UInt16) in
+            bridges.enumerated().map {
+                "    server \(kind)\($0.offset) 127.0.0.1:\(port($0.element.0, $0.element.1)) check inter 200ms fall 2 rise 1"
+            }
+            .joined(separator: "\n")
         }
-        configuration += "backend feedbacks\n    balance roundrobin\n"
-        for (index, ports) in bridges.enumerated() {
-            configuration += "    server f\(index) 127.0.0.1:\(ports.1) check inter 200ms fall 2 rise 1\n"
-        }
+        let configuration = template.replacingOccurrences(of: "@GATEWAY_PORT@", with: "\(gateway)")
+            .replacingOccurrences(of: "@FEEDBACK_PORT@", with: "\(feedback)")
+            .replacingOccurrences(of: "@BRIDGES@", with: servers("b") { gateway, _ in gateway })
+            .replacingOccurrences(of: "@FEEDBACKS@", with: servers("f") { _, feedback in feedback })
         let path = folder + "/haproxy.cfg"
         try configuration.write(toFile: path, atomically: true, encoding: .utf8)
         let haproxy = try #require(ExternalProgram.haproxy.locate())
