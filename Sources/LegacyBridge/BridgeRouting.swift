@@ -59,6 +59,14 @@ public struct BridgeReload: Hashable, Sendable, CustomStringConvertible {
     /// Pools no route uses any more (senders connected before the reload keep them).
     public var retiredPools: Int
 
+    /// Creates a value.
+    public init(routes: Int, pools: Int, newPools: Int, retiredPools: Int) {
+        self.routes = routes
+        self.pools = pools
+        self.newPools = newPools
+        self.retiredPools = retiredPools
+    }
+
     public var description: String {
         "\(routes) route\(routes == 1 ? "" : "s"), \(pools) upstream pool\(pools == 1 ? "" : "s") (\(newPools) new, "
             + "\(retiredPools) retired)"
