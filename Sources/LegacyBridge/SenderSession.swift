@@ -219,7 +219,8 @@ final class SenderSession: @unchecked Sendable {
     }
 
     /// The first route that takes the sender, once its pool can deliver; nil when none takes it
-    /// or its pool cannot (the sender refused, before it is read from, with a line saying why).
+    /// (the sender refused, before it is read from, with a line saying why) or its pool cannot
+    /// (refused as before the handshake without routes: the pool reports its outage once).
     private func chosenRoute(
         _ certificate: Certificate?, identity: SenderIdentity, fingerprint: [UInt8], _ session: TLSSession
     ) -> ActiveRoute? {
@@ -231,9 +232,10 @@ final class SenderSession: @unchecked Sendable {
                     + "\(identity.topic ?? "(none)"), SHA-256 \(Self.hex(fingerprint)))")
             return nil
         }
-        if let failure = chosen.upstream.readiness(timeout: core.configuration.handshakeTimeout.inSeconds) {
+        if chosen.upstream.readiness(timeout: core.configuration.handshakeTimeout.inSeconds) != nil {
+            // As without routes: counted, and the outage reported once (by the pool), not per sender.
             session.close()
-            core.refused(client, reason: "route \(chosen.number)'s upstream is unavailable: \(failure.reason)")
+            core.count { $0.refusedConnections += 1 }
             return nil
         }
         return chosen
