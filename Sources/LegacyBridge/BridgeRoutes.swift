@@ -83,7 +83,9 @@ public struct BridgeRoutes: Sendable {
     }
 
     /// The first route that takes a sender with this certificate, and its index, if any.
-    public func route(for certificate: Certificate?, topic: String?, fingerprint: [UInt8]) -> (index: Int, route: Route)? {
+    public func route(for certificate: Certificate?, topic: String?, fingerprint: [UInt8]) -> (
+        index: Int, route: Route
+    )? {
         for (index, route) in routes.enumerated()
         where route.matches(certificate: certificate, topic: topic, fingerprint: fingerprint) {
             return (index, route)
@@ -189,7 +191,9 @@ extension BridgeRoutes {
     private static func route(_ fields: [String: String], place: String, readFile: (String) throws -> [UInt8]) throws
         -> Route
     {
-        func malformed(_ message: String) -> LegacyAPNsError { LegacyAPNsError(.malformedInput, "\(place): \(message)") }
+        func malformed(_ message: String) -> LegacyAPNsError {
+            LegacyAPNsError(.malformedInput, "\(place): \(message)")
+        }
         func read(_ field: String) throws -> [UInt8] {
             let path = fields[field]!
             do {
@@ -252,7 +256,8 @@ extension BridgeRoutes {
             var identifiers: [String] = []
             for field in ["keyId", "teamId"] {
                 guard let value = fields[field] else { throw malformed("authKey needs \(field)") }
-                guard value.utf8.count == 10, value.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) })
+                guard value.utf8.count == 10,
+                    value.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) })
                 else { throw malformed("\(field) '\(value)' is not 10 characters A-Z and 0-9") }
                 identifiers.append(value)
             }
@@ -269,8 +274,10 @@ extension BridgeRoutes {
             var passphrase: String?
             if fields["passphraseFile"] != nil {
                 let text = String(decoding: try read("passphraseFile"), as: UTF8.self)
-                passphrase = String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-                    .trimmingSuffix("\r")
+                passphrase = String(
+                    text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                )
+                .trimmingSuffix("\r")
             }
             let isPKCS12 = bytes.first == 0x30  // DER: a PKCS#12 file; PEM starts with text
             let identity = try loading("cert") {

@@ -67,6 +67,7 @@ public struct BridgeReload: Hashable, Sendable, CustomStringConvertible {
         self.retiredPools = retiredPools
     }
 
+    /// One line for the log: routes and pools, new and retired.
     public var description: String {
         "\(routes) route\(routes == 1 ? "" : "s"), \(pools) upstream pool\(pools == 1 ? "" : "s") (\(newPools) new, "
             + "\(retiredPools) retired)"
@@ -133,7 +134,8 @@ extension BridgeCore {
             active.append(
                 ActiveRoute(
                     route: route, number: index + 1, upstream: upstream,
-                    translation: translation(topic: route.apnsTopic ?? configuration.topic, credentials: route.credentials)))
+                    translation: translation(
+                        topic: route.apnsTopic ?? configuration.topic, credentials: route.credentials)))
         }
         return (BridgeRouting(routes: active, configured: true, pools: chosen, senderContext: context), opened)
     }

@@ -142,7 +142,8 @@ enum BridgeCommand {
                 Options.upstream.spec, Options.sandbox.spec,
                 Options.upstreamCAFile.spec, SendCommand.HTTP2Options.authKey.spec, SendCommand.HTTP2Options.keyID.spec,
                 SendCommand.HTTP2Options.teamID.spec, Options.upstreamCertificate.spec, Options.upstreamKey.spec,
-                Options.routes.spec, Options.topic.spec, Options.store.spec, Options.window.spec, Options.strictOrder.spec,
+                Options.routes.spec, Options.topic.spec, Options.store.spec, Options.window.spec,
+                Options.strictOrder.spec,
                 Options.upstreamConnections.spec, Options.maximumConnections.spec, Options.idleTimeout.spec,
                 Options.drainTimeout.spec, Options.tlsMaximum.spec, ProxyOptions.url.spec, MetricsOptions.address.spec,
                 Options.json.spec, CommonOptions.quiet.spec,
@@ -190,12 +191,15 @@ enum BridgeCommand {
 
         let routesPath = try arguments.value(Options.routes)
         let routes = try routesPath.map { try loadRoutes($0) }
-        let credentials = try routes.map { routes in
-            if let option = arguments.given(["auth-key", "key-id", "team-id", "upstream-cert", "upstream-key"]).first {
-                throw CLIError.usage("--routes names each route's upstream credential: leave out --\(option)")
-            }
-            return routes.routes[0].credentials
-        } ?? upstreamCredentials(arguments, console: console)
+        let credentials =
+            try routes.map { routes in
+                if let option = arguments.given(["auth-key", "key-id", "team-id", "upstream-cert", "upstream-key"])
+                    .first
+                {
+                    throw CLIError.usage("--routes names each route's upstream credential: leave out --\(option)")
+                }
+                return routes.routes[0].credentials
+            } ?? upstreamCredentials(arguments, console: console)
         let (identity, senderCAs) = try senderSide(
             arguments, console: console, pinned: !fingerprints.isEmpty, routed: routes != nil)
         var upstream = ProviderClient.Configuration(server: .custom(upstreamEndpoint), credentials: credentials)

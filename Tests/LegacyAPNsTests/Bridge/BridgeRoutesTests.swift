@@ -90,13 +90,18 @@ import Testing
                 return nil
             }
             let expected = "no route matches its certificate (subject"
-            #expect(reasons.contains { $0.hasPrefix(expected) && $0.contains(Self.hex(Self.production.certificate.sha256Fingerprint)) })
+            #expect(
+                reasons.contains {
+                    $0.hasPrefix(expected) && $0.contains(Self.hex(Self.production.certificate.sha256Fingerprint))
+                })
         }
     }
 
     @Test func aReloadWhileASenderIsMidSendLosesNothing() async throws {
         let count = 30_000
-        try await withBridge(configureUpstream: Self.twoTeams, configure: { $0.routes = try! Self.routes(second: false) }) {
+        try await withBridge(
+            configureUpstream: Self.twoTeams, configure: { $0.routes = try! Self.routes(second: false) }
+        ) {
             fixture in
             // Before the reload the development certificate has no route.
             let early = try await client(fixture, Self.development, failures: 1).send(
@@ -104,7 +109,7 @@ import Testing
             #expect(early.accepted == 0)
 
             let sender = try client(fixture, Self.universal)
-            let sending = Task { try await sender.send(BridgeLoopbackTests.notifications(1...count)) }
+            let sending = Task { await sender.send(BridgeLoopbackTests.notifications(1...count)) }
             #expect(await eventually(within: .seconds(30)) { fixture.upstream!.recorder.accepted.count > 100 })
             let added = try fixture.bridge.reload(routes: Self.routes(second: true))
             #expect(added == BridgeReload(routes: 2, pools: 2, newPools: 1, retiredPools: 0))
@@ -119,7 +124,7 @@ import Testing
 
             let late = try await client(fixture, Self.development).send(
                 BridgeLoopbackTests.notifications(count + 1...count + 200))
-            let report = try await sending.value
+            let report = await sending.value
             #expect(report.failure == nil)
             #expect(report.accepted == count)
             #expect(report.rejected.isEmpty && report.unconfirmed.isEmpty)
@@ -137,19 +142,31 @@ import Testing
         ("{\"routes\": []}", "routes.json: \"routes\" is empty"),
         ("{\"other\": []}", "routes.json: expected exactly one member, \"routes\", found \"other\""),
         ("{\"routes\": [{\"cert\": \"x\"}]}", "routes.json: route 1: no matcher"),
-        ("{\"routes\": [{\"senderTopic\": \"a\", \"senderCA\": \"b\", \"cert\": \"x\"}]}",
-         "routes.json: route 1: give one matcher, not senderTopic and senderCA"),
+        (
+            "{\"routes\": [{\"senderTopic\": \"a\", \"senderCA\": \"b\", \"cert\": \"x\"}]}",
+            "routes.json: route 1: give one matcher, not senderTopic and senderCA"
+        ),
         ("{\"routes\": [{\"senderTopic\": \"a\"}]}", "routes.json: route 1: no upstream credential"),
-        ("{\"routes\": [{\"senderTopic\": \"a\", \"authKey\": \"k\", \"teamId\": \"DEF123GHIJ\"}]}",
-         "routes.json: route 1: authKey needs keyId"),
-        ("{\"routes\": [{\"senderTopic\": \"a\", \"authKey\": \"k\", \"keyId\": \"short\", \"teamId\": \"DEF123GHIJ\"}]}",
-         "routes.json: route 1: keyId 'short' is not 10 characters A-Z and 0-9"),
-        ("{\"routes\": [{\"senderTopic\": \"a\", \"authKey\": \"k\", \"cert\": \"c\"}]}",
-         "routes.json: route 1: give authKey (token auth) or cert (certificate auth), not both"),
-        ("{\"routes\": [{\"senderFingerprint\": \"abc\", \"cert\": \"c\"}]}",
-         "routes.json: route 1: senderFingerprint must be a SHA-256 fingerprint"),
-        ("{\"routes\": [{\"senderTopic\": \"a\", \"cert\": \"c\", \"colour\": \"red\"}]}",
-         "routes.json: route 1: unknown field \"colour\""),
+        (
+            "{\"routes\": [{\"senderTopic\": \"a\", \"authKey\": \"k\", \"teamId\": \"DEF123GHIJ\"}]}",
+            "routes.json: route 1: authKey needs keyId"
+        ),
+        (
+            "{\"routes\": [{\"senderTopic\": \"a\", \"authKey\": \"k\", \"keyId\": \"short\", \"teamId\": \"DEF123GHIJ\"}]}",
+            "routes.json: route 1: keyId 'short' is not 10 characters A-Z and 0-9"
+        ),
+        (
+            "{\"routes\": [{\"senderTopic\": \"a\", \"authKey\": \"k\", \"cert\": \"c\"}]}",
+            "routes.json: route 1: give authKey (token auth) or cert (certificate auth), not both"
+        ),
+        (
+            "{\"routes\": [{\"senderFingerprint\": \"abc\", \"cert\": \"c\"}]}",
+            "routes.json: route 1: senderFingerprint must be a SHA-256 fingerprint"
+        ),
+        (
+            "{\"routes\": [{\"senderTopic\": \"a\", \"cert\": \"c\", \"colour\": \"red\"}]}",
+            "routes.json: route 1: unknown field \"colour\""
+        ),
         ("{\"routes\": [{\"senderTopic\": 3, \"cert\": \"c\"}]}", "routes.json: route 1: senderTopic must be a string"),
         ("{\"routes\": [{\"senderTopic\": \"a\", \"cert\": \"c\"}, 5]}", "routes.json: route 2 is not a JSON object"),
     ])
@@ -169,7 +186,8 @@ import Testing
         #expect {
             try BridgeRoutes(json: Array(json.utf8), source: "routes.json", readFile: { Fixtures.bytes($0) })
         } throws: { error in
-            (error as? LegacyAPNsError)?.reason.hasPrefix("routes.json: route 2: authKey '\(Fixtures.certs("universal.pem"))': ") == true
+            (error as? LegacyAPNsError)?.reason.hasPrefix(
+                "routes.json: route 2: authKey '\(Fixtures.certs("universal.pem"))': ") == true
         }
     }
 
@@ -178,7 +196,9 @@ import Testing
         let untrusted = Certificate.certificates(pemRepresentation: Fixtures.bytes(Fixtures.certs("untrusted-ca.pem")))
         let credentials = ProviderCredentials.token(ProviderPair.keyA, keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
         let routes = BridgeRoutes(routes: [
-            .init(match: .senderFingerprint(Self.development.certificate.sha256Fingerprint), credentials: credentials, poolKey: "a"),
+            .init(
+                match: .senderFingerprint(Self.development.certificate.sha256Fingerprint), credentials: credentials,
+                poolKey: "a"),
             .init(match: .senderCA(untrusted), credentials: credentials, poolKey: "b"),
             .init(match: .senderCA(wwdr), credentials: credentials, poolKey: "c"),
             .init(match: .senderTopic("com.example.legacy"), credentials: credentials, poolKey: "d"),

@@ -75,7 +75,8 @@ import Testing
         let port = String(listening.dropFirst("listening on 127.0.0.1:".count).prefix { $0.isNumber })
 
         // The development certificate has no route yet: refused, with the reason logged.
-        let early = await Self.send(port, try Self.input(1...3, in: scratch, named: "early.jsonl"), cert: "development.p12")
+        let early = await Self.send(
+            port, try Self.input(1...3, in: scratch, named: "early.jsonl"), cert: "development.p12")
         #expect(early.status != 0)
         #expect(bridge.waitForStderr { $0.contains("no route matches its certificate") }, "\(bridge.stderr)")
 
@@ -112,7 +113,8 @@ import Testing
 
         // A broken file keeps the routes running.
         _ = try scratch.write(
-            Array(#"{"routes":[{"senderTopic":"x","authKey":"keys/a.p8","keyId":"short","teamId":"DEF123GHIJ"}]}"#.utf8),
+            Array(
+                #"{"routes":[{"senderTopic":"x","authKey":"keys/a.p8","keyId":"short","teamId":"DEF123GHIJ"}]}"#.utf8),
             named: "routes.json")
         bridge.spawned.send(SIGHUP)
         let refused = bridge.waitForLine { $0.hasPrefix("routes not reloaded") }
@@ -134,7 +136,8 @@ import Testing
         let scratch = try ScratchDirectory()
         _ = try scratch.write(Fixtures.bytes(Fixtures.certs("AuthKey_ABC123DEFG.p8")), named: "a.p8")
         let routesFile = try scratch.write(
-            Array(#"{"routes":[{"senderTopic":"x","authKey":"a.p8","keyId":"ABC123DEFG","teamId":"DEF123GHIJ"}]}"#.utf8),
+            Array(
+                #"{"routes":[{"senderTopic":"x","authKey":"a.p8","keyId":"ABC123DEFG","teamId":"DEF123GHIJ"}]}"#.utf8),
             named: "routes.json")
         let result = await CLIRunner.run(["bridge", "--routes", routesFile] + extra)
         #expect(result.status == 2)
