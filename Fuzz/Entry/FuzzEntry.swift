@@ -1,6 +1,6 @@
 // libFuzzer entry point; built by Scripts/fuzz.sh (not part of the Swift package build).
 // The target is chosen with LEGACY_FUZZ_TARGET (frame-decoder, feedback-decoder, error-response,
-// jsonl, pkcs12, provider-server).
+// jsonl, pkcs12, provider-server, provider-response, channel-api).
 import FuzzHarness
 
 #if canImport(Glibc)

@@ -15,6 +15,7 @@ public enum FuzzTargets {
         "pkcs12": pkcs12,
         "provider-server": providerServer,
         "provider-response": providerResponse,
+        "channel-api": channelAPI,
     ]
 
     // MARK: - frame-decoder

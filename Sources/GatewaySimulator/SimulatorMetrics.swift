@@ -22,7 +22,8 @@ extension PushMetricsListener {
         case .handshakeFailed, .refused: connectionRefused()
         case .goaway(_, _, let reason): goawaySent(reason: reason)
         case .reset: connectionReset()
-        case .tokenAccepted, .tokenUpdated, .rejected, .stalled, .protocolError, .cutOff, .disconnected:
+        case .tokenAccepted, .tokenUpdated, .rejected, .channelRequest, .stalled, .protocolError, .cutOff,
+            .disconnected:
             break
         }
     }

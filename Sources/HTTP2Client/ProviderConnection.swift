@@ -199,15 +199,9 @@ final class ProviderConnection: HTTP2SessionDelegate {
             discard()
         }
         do {
-            let tls = try TLSSession.connect(
+            let tls = try TLSSession.connectSpeakingHTTP2(
                 to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout,
                 through: settings.proxy)
-            let spoken = tls.applicationProtocol
-            guard spoken.isEmpty || spoken == "h2" else {
-                tls.close()
-                throw LegacyAPNsError(
-                    .protocolRefused, "\(settings.endpoint) chose \(spoken) by ALPN instead of h2 (HTTP/2)")
-            }
             var options = HTTP2Session.Options()
             // One stream until the server's SETTINGS say how many, whatever the authentication: APNs
             // ends the connection for a stream beyond its limit, even one opened before its
@@ -294,6 +288,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
         if let (reason, _) = ProviderRequest.problem(
             payloadCount: entry.request.payload.count, pushType: pushType, priority: entry.request.priority,
             topic: topic, collapseID: entry.request.collapseID, usesTokens: settings.credentials.usesTokens)
+            ?? pushType.problem(payload: entry.request.payload)
         {
             machine.refused(entry, reason: reason)
             return

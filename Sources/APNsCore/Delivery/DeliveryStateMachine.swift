@@ -174,6 +174,9 @@ public struct DeliveryStateMachine: Sendable {
     /// Events since the last call (for the event sink).
     public mutating func takeEvents() -> [PushEvent] { core.takeEvents() }
 
+    /// What to do next, as the shell that runs both machines takes it (one step type for both).
+    package mutating func nextStep() -> DeliveryCore<PushNotification>.Step { core.nextAction() }
+
     /// What to do next.
     public mutating func nextAction() -> Action {
         switch core.nextAction() {

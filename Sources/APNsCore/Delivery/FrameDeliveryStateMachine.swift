@@ -45,6 +45,9 @@ package struct FrameDeliveryStateMachine: Sendable {
     /// What to do next.
     package mutating func nextAction() -> DeliveryCore<FrameRecord.Reference>.Step { core.nextAction() }
 
+    /// What to do next (``nextAction()``, under the name the shell's ``SlotMachine`` uses).
+    package mutating func nextStep() -> DeliveryCore<FrameRecord.Reference>.Step { core.nextAction() }
+
     /// The connection is up (TLS handshake done).
     package mutating func connected() { core.connected() }
 

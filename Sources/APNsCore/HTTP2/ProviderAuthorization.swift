@@ -22,4 +22,10 @@ package enum ProviderAuthorization: Hashable, Sendable {
     case certificate(topics: [String])
     /// Token auth (no client certificate), with the caller's verdict on the bearer token.
     case token(TokenVerdict)
+
+    /// Whether this is certificate auth.
+    package var isCertificate: Bool {
+        if case .certificate = self { return true }
+        return false
+    }
 }

@@ -13,6 +13,10 @@
 /// | 500 | InternalServerError |
 /// | 503 | ServiceUnavailable, Shutdown |
 ///
+/// Channel management and broadcast add ``channelReasons`` (400 unless noted: FeatureNotEnabled,
+/// MissingChannelId, BadChannelId, ChannelNotRegistered, BadRequestParams, BadRequestPayload,
+/// MissingPushType, CannotCreateChannelConfig, 403 TopicMismatch).
+///
 /// An open struct: a reason Apple adds later survives decoding as itself (``status`` is nil for
 /// it), so nothing is lost and nothing crashes.
 public struct ProviderReason: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
@@ -109,6 +113,38 @@ public struct ProviderReason: Hashable, Sendable, RawRepresentable, CustomString
     /// The server is shutting down.
     public static let shutdown = ProviderReason(rawValue: "Shutdown")
 
+    // MARK: Channels and broadcast (Apple's "Handling error responses from APNs")
+
+    /// The app has no broadcast capability (the bundle id is not enabled for channels).
+    public static let featureNotEnabled = ProviderReason(rawValue: "FeatureNotEnabled")
+    /// The request needs `apns-channel-id` and has none.
+    public static let missingChannelId = ProviderReason(rawValue: "MissingChannelId")
+    /// The `apns-channel-id` is not a channel id (not base64).
+    public static let badChannelId = ProviderReason(rawValue: "BadChannelId")
+    /// No channel of this app and environment has that id (never created, or deleted).
+    public static let channelNotRegistered = ProviderReason(rawValue: "ChannelNotRegistered")
+    /// The body names a JSON attribute the API does not know, or a value it does not take.
+    public static let badRequestParams = ProviderReason(rawValue: "BadRequestParams")
+    /// The body is not parseable JSON.
+    public static let badRequestPayload = ProviderReason(rawValue: "BadRequestPayload")
+    /// The request needs a push type (`push-type` in a channel's body, `apns-push-type` on a
+    /// broadcast) and has none.
+    public static let missingPushType = ProviderReason(rawValue: "MissingPushType")
+    /// The channel cannot be created: the app has its 10,000 channels in this environment.
+    public static let cannotCreateChannelConfig = ProviderReason(rawValue: "CannotCreateChannelConfig")
+    /// The bundle id in the path is not one the credential may use (403).
+    public static let topicMismatch = ProviderReason(rawValue: "TopicMismatch")
+    /// 503 as Apple spells it in the channel article ("Service Unavailable", with a space).
+    public static let serviceUnavailableSpaced = ProviderReason(rawValue: "Service Unavailable")
+
+    /// The reasons Apple lists for channel management and broadcast requests, beyond those of the
+    /// HNR table they share (BadExpirationDate, TopicDisallowed, BadPriority, PayloadEmpty,
+    /// BadMessageId, InvalidPushType, BadPath, MethodNotAllowed, PayloadTooLarge, ...).
+    public static let channelReasons: [ProviderReason] = [
+        .featureNotEnabled, .missingChannelId, .badChannelId, .channelNotRegistered, .badRequestParams,
+        .badRequestPayload, .missingPushType, .cannotCreateChannelConfig, .topicMismatch,
+    ]
+
     /// Every reason in the HNR table with its status, in the table's order.
     public static let allKnown: [ProviderReason] = [
         .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
@@ -125,11 +161,13 @@ public struct ProviderReason: Hashable, Sendable, RawRepresentable, CustomString
         switch rawValue {
         case "BadCollapseId", "BadDeviceToken", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic",
             "DeviceTokenNotForTopic", "DuplicateHeaders", "IdleTimeout", "InvalidPushType", "MissingDeviceToken",
-            "MissingTopic", "PayloadEmpty", "TopicDisallowed":
+            "MissingTopic", "PayloadEmpty", "TopicDisallowed", "FeatureNotEnabled", "MissingChannelId",
+            "BadChannelId", "ChannelNotRegistered", "BadRequestParams", "BadRequestPayload", "MissingPushType",
+            "CannotCreateChannelConfig":
             400
         case "BadCertificate", "BadCertificateEnvironment", "ExpiredProviderToken", "Forbidden",
             "InvalidProviderToken", "MissingProviderToken", "UnrelatedKeyIdInToken", "BadEnvironmentKeyIdInToken",
-            "BadEnvironmentKeyInToken":
+            "BadEnvironmentKeyInToken", "TopicMismatch":
             403
         case "BadPath": 404
         case "MethodNotAllowed": 405
@@ -137,12 +175,12 @@ public struct ProviderReason: Hashable, Sendable, RawRepresentable, CustomString
         case "PayloadTooLarge": 413
         case "TooManyProviderTokenUpdates", "TooManyRequests": 429
         case "InternalServerError": 500
-        case "ServiceUnavailable", "Shutdown": 503
+        case "ServiceUnavailable", "Shutdown", "Service Unavailable": 503
         default: nil
         }
     }
 
-    /// Whether the HNR table lists this reason.
+    /// Whether Apple lists this reason (the HNR table, or the channel and broadcast one).
     public var isKnown: Bool { status != nil }
 
     /// The reason string.

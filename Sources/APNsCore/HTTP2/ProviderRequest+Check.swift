@@ -4,18 +4,25 @@ extension ProviderRequest {
     ///
     /// Checked, in this order: an empty payload (PayloadEmpty), a payload over the push type's
     /// limit (PayloadTooLarge: 4096 bytes, 5120 for `voip`), a priority other than 10, 5 and 1
-    /// (BadPriority), a `background` push at priority 10 (BadPriority: "Always use priority 5"), a
-    /// topic without the suffix the push type requires (BadTopic), a collapse id over 64 bytes
-    /// (BadCollapseId), and, with token auth, a missing topic (MissingTopic). The device token's
-    /// size is checked when the request is made.
+    /// (BadPriority), a priority the push type does not allow (BadPriority: `background` 5 only,
+    /// `liveactivity` 5 or 10), a topic without the suffix the push type requires (BadTopic), a
+    /// collapse id over 64 bytes (BadCollapseId), with token auth a missing topic (MissingTopic),
+    /// without it a token-only type (`location`, `liveactivity`: TopicDisallowed), and last the
+    /// payload's contents where the type has rules (``PushType/problem(payload:)``: `widgets`,
+    /// `liveactivity`). The device token's size is checked when the request is made.
     public func problem(usesTokens: Bool) -> (reason: ProviderReason, explanation: String)? {
-        Self.problem(
+        if let found = Self.problem(
             payloadCount: payload.count, pushType: pushType, priority: priority, topic: topic, collapseID: collapseID,
             usesTokens: usesTokens)
+        {
+            return found
+        }
+        return (pushType ?? .alert).problem(payload: payload)
     }
 
-    /// ``problem(usesTokens:)`` from the fields it looks at, for a check that has no request
-    /// (the JSON Lines check of `send --http2`, which would otherwise copy every payload).
+    /// ``problem(usesTokens:)`` from the fields it looks at, less the payload's contents, for a
+    /// check that has no request (the JSON Lines check of `send --http2`, which would otherwise
+    /// copy every payload, and asks ``PushType/problem(payload:)`` itself where it matters).
     package static func problem(
         payloadCount: Int, pushType: PushType?, priority: Priority?, topic: String?, collapseID: String?,
         usesTokens: Bool
@@ -31,9 +38,7 @@ extension ProviderRequest {
         if let priority, ![10, 5, 1].contains(priority.rawValue) {
             return (.badPriority, "priority \(priority.rawValue) is not 10, 5 or 1")
         }
-        if type == .background, priority?.rawValue == 10 {
-            return (.badPriority, "background pushes must use priority 5, never 10")
-        }
+        if let priority, let found = type.problem(priority: priority) { return found }
         if let suffix = type.requiredTopicSuffix, let topic, !topic.hasSuffix(suffix) {
             return (.badTopic, "\(type) pushes need a topic ending in \(suffix), got '\(topic)'")
         }
@@ -43,7 +48,7 @@ extension ProviderRequest {
         if usesTokens, topic == nil {
             return (.missingTopic, "token authentication needs a topic (the app's bundle id)")
         }
-        return nil
+        return type.problem(usesTokens: usesTokens)
     }
 }
 

@@ -2,7 +2,7 @@
 /// for ``ProviderRequestValidator``.
 ///
 /// Only the fields APNs defines are kept (the pseudo-headers, `authorization` and the `apns-*`
-/// headers); the rest (`content-type`, `user-agent`, ...) are skipped. A kept field that arrives a
+/// headers, those of channel management and broadcast among them); the rest (`content-type`, `user-agent`, ...) are skipped. A kept field that arrives a
 /// second time is remembered as ``duplicate`` and its first value stays. The values are copied
 /// into one buffer that ``reset()`` keeps, so a server reusing a head per stream allocates nothing
 /// per request once it has grown; the positions live inline.
@@ -10,6 +10,8 @@ package struct ProviderRequestHead: Sendable {
     /// The fields a head keeps.
     package enum Field: Int, CaseIterable, Sendable, CustomStringConvertible {
         case method, scheme, path, authority, authorization, pushType, apnsID, expiration, priority, topic, collapseID
+        /// `apns-channel-id` and `apns-request-id` (channel management and broadcast).
+        case channelID, requestID
 
         /// The header name.
         package var description: String {
@@ -25,6 +27,8 @@ package struct ProviderRequestHead: Sendable {
             case .priority: "apns-priority"
             case .topic: "apns-topic"
             case .collapseID: "apns-collapse-id"
+            case .channelID: "apns-channel-id"
+            case .requestID: "apns-request-id"
             }
         }
     }
@@ -113,7 +117,10 @@ package struct ProviderRequestHead: Sendable {
             if matches(name, "apns-priority") { return .priority }
             return matches(name, "authorization") ? .authorization : nil
         case 14: return matches(name, "apns-push-type") ? .pushType : nil
-        case 15: return matches(name, "apns-expiration") ? .expiration : nil
+        case 15:
+            if matches(name, "apns-expiration") { return .expiration }
+            if matches(name, "apns-channel-id") { return .channelID }
+            return matches(name, "apns-request-id") ? .requestID : nil
         case 16: return matches(name, "apns-collapse-id") ? .collapseID : nil
         default: return nil
         }

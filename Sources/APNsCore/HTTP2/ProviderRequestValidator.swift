@@ -23,8 +23,10 @@
 /// | 14 | `apns-collapse-id`, if present, has at most 64 bytes | 400 BadCollapseId |
 /// | 15 | the body is not empty | 400 PayloadEmpty |
 /// | 16 | the body fits the push type (4096 bytes, 5120 for `voip`) | 413 PayloadTooLarge |
-/// | 17 | a `background` push does not ask for priority 10 | 400 BadPriority |
+/// | 17 | the priority, if given, is one the push type allows (`background` 5, `liveactivity` 5 or 10) | 400 BadPriority |
 /// | 18 | the topic ends with the suffix the push type requires (`.voip`, `.complication`, ...) | 400 BadTopic |
+/// | 19 | a token-only type (`location`, `liveactivity`) does not arrive over certificate auth | 400 TopicDisallowed |
+/// | 20 | the payload suits the type (`widgets`: `{"aps":{"content-changed":true}}`; `liveactivity`: an `aps.event`, content state and attributes of 4096 bytes at most) | 400 InvalidPushType / 413 PayloadTooLarge |
 ///
 /// Why this order: a request that is not a push at all (1-4) is refused before anything else is
 /// read; duplicates (5) come before any single value is judged, because a repeated header has no
@@ -36,14 +38,21 @@
 /// - Row 9 answers **TopicDisallowed** ("pushing to this topic is not allowed"), keeping BadTopic
 ///   for a malformed value.
 /// - Row 17 answers **BadPriority**: SNR says a background push must use priority 5 and "using
-///   priority 10 is an error"; the priority is the offending value, the push type is fine. Only an
-///   explicit `apns-priority: 10` is refused: an absent header, though it means 10 for alerts, is
-///   what most clients send for background pushes.
+///   priority 10 is an error", and gives a Live Activity 5 or 10; the priority is the offending
+///   value, the push type is fine. Only an explicit `apns-priority` is judged: an absent header,
+///   though it means 10 for alerts, is what most clients send for background pushes.
+/// - Row 19 answers **TopicDisallowed**: Apple says `location` and `liveactivity` need token auth
+///   but not what a certificate connection gets; the certificate does not grant the topic
+///   (``PushType/problem(usesTokens:)``).
+/// - Row 20 answers **InvalidPushType** for a payload that does not match its type (SNR: the type
+///   "must match the payload") and **PayloadTooLarge** for an oversized content state or
+///   attributes; Apple names no reason for either. Only `widgets` and `liveactivity` payloads
+///   are read; every other payload is taken as it is.
 /// - Row 18 answers **BadTopic**: the push type is valid, the topic is not the one that type
 ///   requires. DeviceTokenNotForTopic is about the device token (registered for another app), which
 ///   only a server that knows its devices can decide, after this validation.
 /// - Row 12 accepts 32-bit values only, like the binary protocol and ``Expiration``.
-/// - The body's JSON is not checked: Apple documents no reason for a malformed payload.
+/// - Other bodies' JSON is not checked: Apple documents no reason for a malformed payload.
 /// - Device state (BadDeviceToken for the wrong environment, DeviceTokenNotForTopic, Unregistered,
 ///   TooManyRequests) is the caller's to decide after an accepted validation.
 ///
@@ -140,9 +149,13 @@ package enum ProviderRequestValidator {
         guard !body.isEmpty else { return reject(.payloadEmpty) }
         guard body.count <= (pushType ?? .alert).maximumPayloadSize else { return reject(.payloadTooLarge) }
 
-        // 17-18: fields that must agree.
-        if pushType == .background, priority == .immediate { return reject(.badPriority) }
-        if let suffix = pushType?.requiredTopicSuffix, !topic.hasSuffix(suffix) { return reject(.badTopic) }
+        // 17-20: fields that must agree.
+        if let pushType {
+            if let priority, pushType.problem(priority: priority) != nil { return reject(.badPriority) }
+            if let suffix = pushType.requiredTopicSuffix, !topic.hasSuffix(suffix) { return reject(.badTopic) }
+            if let (reason, _) = pushType.problem(usesTokens: !authorization.isCertificate) { return reject(reason) }
+            if let (reason, _) = body.withUnsafeBytes({ pushType.problem(payloadJSON: $0) }) { return reject(reason) }
+        }
 
         return .accepted(
             ProviderRequest(

@@ -10,6 +10,11 @@
 /// - `expiry` (optional, UNIX seconds) and `priority` (optional, 10 or 5): left out of the frame
 ///   when absent, where the format allows.
 ///
+/// - HTTP/2 only: `liveActivity` (instead of `payload`): the `aps` of a Live Activity
+///   (`{"event":"update","timestamp":...,"content-state":{...}}`), sent as
+///   `{"aps":<the object>}` with push type `liveactivity`, and a `topic` of the line given the
+///   `.push-type.liveactivity` suffix when it has none.
+///
 /// Blank lines are skipped. Anything else (unknown keys, repeated keys, wrong types) is an error
 /// naming the line, so a typo never sends something unintended. The parser works on bytes and
 /// builds no object graph: it is the fast path for million-line inputs.
@@ -18,8 +23,8 @@ public struct NotificationLineParser: Sendable {
     public enum Dialect: Hashable, Sendable {
         /// The binary protocol's: token, payload, id, expiry, priority (10 or 5).
         case binary
-        /// The HTTP/2 API's: those, plus `topic`, `pushType`, `collapseId` and `apnsId`, and
-        /// priority 1.
+        /// The HTTP/2 API's: those, plus `topic`, `pushType`, `collapseId`, `apnsId` and
+        /// `liveActivity`, and priority 1.
         case http2
     }
 
@@ -197,6 +202,7 @@ public struct NotificationLineParser: Sendable {
         case pushType = 64
         case collapseID = 128
         case apnsID = 256
+        case liveActivity = 512
 
         var isHTTP2Only: Bool { rawValue >= Key.topic.rawValue }
     }
@@ -215,6 +221,7 @@ public struct NotificationLineParser: Sendable {
         var identifier: UInt32?
         var expiration: Expiration?
         var priority: Priority?
+        var liveActivity: [UInt8]?
 
         // One pass: every key and value is validated as it is read.
         index = JSONScanner.skipWhitespace(bytes, from: index + 1)
@@ -242,7 +249,12 @@ public struct NotificationLineParser: Sendable {
                 }
                 let valueStart = JSONScanner.skipWhitespace(bytes, from: index + 1)
                 let valueEnd = try JSONScanner.skipValue(bytes, from: valueStart, depth: 1)
-                if key.isHTTP2Only {
+                if key == .liveActivity {
+                    guard bytes[valueStart] == UInt8(ascii: "{") else {
+                        throw typeError("liveActivity", "a JSON object (the aps of a Live Activity)")
+                    }
+                    liveActivity = Array(#"{"aps":"#.utf8) + bytes[valueStart..<valueEnd] + [UInt8(ascii: "}")]
+                } else if key.isHTTP2Only {
                     try readHTTP2(key, UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), into: &extra)
                 } else {
                     try read(key, bytes, valueStart, valueEnd, &token, &payload, &identifier, &expiration, &priority)
@@ -270,7 +282,29 @@ public struct NotificationLineParser: Sendable {
                 .malformedInput, "unexpected \(JSONScanner.describe(bytes, at: trailing)) after the object")
         }
         guard let token else { throw LegacyAPNsError(.malformedInput, "missing \"token\"") }
-        guard let payload else { throw LegacyAPNsError(.malformedInput, "missing \"payload\"") }
+        if let liveActivity {
+            guard payload == nil else {
+                throw LegacyAPNsError(.malformedInput, "give \"payload\" or \"liveActivity\", not both")
+            }
+            var fields = extra ?? HTTP2Fields()
+            if let type = fields.pushType, type != .liveActivity {
+                throw LegacyAPNsError(
+                    .malformedInput, "a \"liveActivity\" line is of pushType liveactivity, not \(type)")
+            }
+            fields.pushType = .liveActivity
+            if let topic = fields.topic, let suffix = PushType.liveActivity.requiredTopicSuffix,
+                !topic.hasSuffix(suffix)
+            {
+                fields.topic = topic + suffix
+            }
+            extra = fields
+            payload = (0..<0, liveActivity)
+        }
+        guard let payload else {
+            throw LegacyAPNsError(
+                .malformedInput, dialect == .http2 ? "missing \"payload\" (or \"liveActivity\")" : "missing \"payload\""
+            )
+        }
         return Fields(
             token: token, payloadRange: payload.range, decodedPayload: payload.decoded,
             identifier: identifier ?? UInt32(truncatingIfNeeded: lineNumber), givenIdentifier: identifier,
@@ -319,7 +353,7 @@ public struct NotificationLineParser: Sendable {
                 priority =
                     dialect == .http2 ? try Priority(validatingHTTP2: Int(value)) : try Priority(validating: Int(value))
             }
-        case .topic, .pushType, .collapseID, .apnsID:
+        case .topic, .pushType, .collapseID, .apnsID, .liveActivity:
             preconditionFailure("HTTP/2 fields are read by readHTTP2")
         }
     }
@@ -342,8 +376,8 @@ public struct NotificationLineParser: Sendable {
                 throw typeError(name, "a UUID such as 123e4567-e89b-12d3-a456-426614174000, not '\(text)'")
             }
             fields.apnsID = id
-        case .token, .payload, .id, .expiry, .priority:
-            preconditionFailure("not an HTTP/2 field")
+        case .token, .payload, .id, .expiry, .priority, .liveActivity:
+            preconditionFailure("not a string field of the HTTP/2 dialect")
         }
         extra = fields
     }
@@ -365,6 +399,7 @@ public struct NotificationLineParser: Sendable {
             case 6: (.expiry, .apnsID)
             case 8: (.priority, .pushType)
             case 10: (.collapseID, nil)
+            case 12: (.liveActivity, nil)
             default: nil
             }
         if let (first, second) = candidates {
@@ -375,7 +410,7 @@ public struct NotificationLineParser: Sendable {
         JSONScanner.decodeString(bytes, from: start, to: end, into: &decoded)
         let expected =
             dialect == .http2
-            ? "token, payload, id, expiry, priority, topic, pushType, collapseId, apnsId"
+            ? "token, payload, id, expiry, priority, topic, pushType, collapseId, apnsId, liveActivity"
             : "token, payload, id, expiry, priority"
         throw LegacyAPNsError(
             .malformedInput, "unknown key \"\(String(decoding: decoded, as: UTF8.self))\" (expected \(expected))")
@@ -392,6 +427,7 @@ public struct NotificationLineParser: Sendable {
         case .pushType: "pushType"
         case .collapseID: "collapseId"
         case .apnsID: "apnsId"
+        case .liveActivity: "liveActivity"
         }
     }
 

@@ -45,6 +45,9 @@ package final class ProviderConnection: HTTP2SessionDelegate {
     /// The simulator's number for this connection.
     package let number: Int
     package let authentication: Authentication
+    /// Whether `/3/device/` pushes are served (false on the management port, which serves
+    /// channel management only).
+    package let servesPushes: Bool
     @exclusivity(unchecked) private var session: HTTP2Session!
     @exclusivity(unchecked) private var table: ProviderStreamTable
     @exclusivity(unchecked) private var tokens: ProviderTokenAuthority?
@@ -99,10 +102,13 @@ package final class ProviderConnection: HTTP2SessionDelegate {
     @exclusivity(unchecked) private var nextTimeoutCheck: Double
 
     /// Creates the connection's HTTP/2 session (its first SETTINGS wait in ``send(into:)``).
-    package init(policy: ProviderPolicy, number: Int, authentication: Authentication, now: Double) throws {
+    package init(
+        policy: ProviderPolicy, number: Int, authentication: Authentication, now: Double, servesPushes: Bool = true
+    ) throws {
         self.policy = policy
         self.number = number
         self.authentication = authentication
+        self.servesPushes = servesPushes
         self.now = now
         lineRecorder = policy.recorder as? JSONLinesProviderRecorder
         createdAt = now
@@ -358,6 +364,13 @@ package final class ProviderConnection: HTTP2SessionDelegate {
             }
         }
 
+        let isChannelRequest = table.slots.withUnsafeBufferPointer { slots in
+            slots[Int(slot)].head.withValue(.path, ChannelRequestValidator.handles(path:))
+        }
+        if isChannelRequest || !servesPushes {
+            handleChannelRequest(slot: slot, stream: stream, authorization: authorization, refusedToken: refusedToken)
+            return
+        }
         let outcome = table.slots.withUnsafeBufferPointer { slots in
             ProviderRequestValidator.validate(
                 slots[Int(slot)].head, body: slots[Int(slot)].body, authorization: authorization,
@@ -366,11 +379,112 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         switch outcome {
         case .rejected(let response):
             // The token's refusal, when that is what the validator answered with: say why.
-            let why = refusedToken.flatMap { $0.reason == response.reason ? $0.why : nil }
+            let why =
+                refusedToken.flatMap { $0.reason == response.reason ? $0.why : nil }
+                ?? explanation(of: response, slot: slot, authorization: authorization)
             reject(response, stream: stream, slot: slot, why: why)
         case .accepted(let request):
             handle(request, stream: stream)
         }
+    }
+
+    /// Why a request broke one of the push type's rules (rows 17-20 of the validator), for the
+    /// log: these are the answers Apple does not document (a token-only type over a certificate
+    /// gets TopicDisallowed, say).
+    private func explanation(
+        of response: ProviderResponse, slot: Int32, authorization: ProviderAuthorization
+    ) -> String? {
+        guard policy.events != nil, let reason = response.reason,
+            [.badPriority, .topicDisallowed, .invalidPushType, .payloadTooLarge].contains(reason)
+        else { return nil }
+        return table.slots.withUnsafeBufferPointer { slots -> String? in
+            let head = slots[Int(slot)].head
+            guard let type = head.string(.pushType).map(PushType.init(rawValue:)) else { return nil }
+            let priority = head.withValue(.priority) { $0.flatMap(Priority.init(http2HeaderValue:)) }
+            let found =
+                priority.flatMap(type.problem(priority:)) ?? type.problem(usesTokens: !authorization.isCertificate)
+                ?? slots[Int(slot)].body.withUnsafeBytes { type.problem(payloadJSON: $0) }
+            return found.flatMap { $0.reason == reason ? $0.explanation : nil }
+        }
+    }
+
+    /// A channel management or broadcast request (or anything on the management port): Apple's
+    /// channel rules (``ChannelRequestValidator``), then the store.
+    private func handleChannelRequest(
+        slot: Int32, stream: Int32, authorization: ProviderAuthorization,
+        refusedToken: (reason: ProviderReason, why: String?)?
+    ) {
+        let environment = policy.environment
+        let store = policy.channels
+        let disabled = policy.broadcastDisabledBundles
+        let lookup = ChannelRequestValidator.ChannelLookup(
+            policy: { store.policy(of: $1, bundleID: $0, environment: environment) },
+            isEnabled: { !disabled.contains($0) })
+        let (outcome, request) = table.slots.withUnsafeBufferPointer { slots in
+            let head = slots[Int(slot)].head
+            var outcome = ChannelRequestValidator.validate(
+                head, body: slots[Int(slot)].body, authorization: authorization, lookup: lookup)
+            if !servesPushes, case .success(.broadcast) = outcome.result {
+                outcome.result = .failure(.init(reason: .badPath, why: "broadcasts go to the push host, not here"))
+            }
+            return (outcome, "\(head.string(.method) ?? "?") \(head.string(.path) ?? "?")")
+        }
+        let requestID = outcome.requestID ?? .random(using: &generator)
+        var response: ChannelResponse
+        var why: String?
+        var result = outcome.result
+        if case .success = result, let reason = policy.nextValidChannelRequest() {
+            result = .failure(.init(reason: reason, why: "fault injection (every n-th channel request)"))
+        }
+        switch result {
+        case .failure(let refusal):
+            response = ChannelResponse(rejecting: refusal.reason, requestID: requestID)
+            why = refusedToken.flatMap { $0.reason == refusal.reason ? $0.why : nil } ?? refusal.why
+        case .success(.create(let bundleID, let storagePolicy)):
+            if let id = store.create(bundleID: bundleID, policy: storagePolicy, environment: environment) {
+                response = ChannelResponse(status: 201, requestID: requestID, channelID: id)
+            } else {
+                response = ChannelResponse(rejecting: .cannotCreateChannelConfig, requestID: requestID)
+                why =
+                    "no room for another channel of \(bundleID) in \(environment): at most "
+                    + "\(store.maximumChannelsPerApp) per app, \(store.maximumChannels) in all"
+            }
+        case .success(.read(let bundleID, let id)):
+            let found = store.policy(of: id, bundleID: bundleID, environment: environment)
+            response = ChannelResponse(
+                status: 200, requestID: requestID,
+                body: found.map { ChannelConfiguration(storagePolicy: $0).json } ?? [])
+        case .success(.delete(let bundleID, let id)):
+            _ = store.delete(id, bundleID: bundleID, environment: environment)
+            response = ChannelResponse(status: 204, requestID: requestID)
+        case .success(.list(let bundleID)):
+            let ids = store.channels(bundleID: bundleID, environment: environment)
+            response = ChannelResponse(status: 200, requestID: requestID, body: ChannelID.listJSON(ids))
+        case .success(.broadcast(let broadcast, let storagePolicy)):
+            let unique: APNsID? = environment == .development ? .random(using: &generator) : nil
+            store.record(
+                ChannelStore.Broadcast(
+                    request: broadcast, policy: storagePolicy, environment: environment, requestID: requestID,
+                    uniqueID: unique, notes: outcome.notes))
+            response = ChannelResponse(status: 200, requestID: requestID, uniqueID: unique)
+            why =
+                "broadcast on channel \(broadcast.channelID), policy \(storagePolicy)"
+                + (storagePolicy == .mostRecentMessageStored ? ": kept as the channel's message" : "")
+        }
+        if response.isSuccess {
+            policy.update {
+                if case .success(.broadcast) = result { $0.broadcasts += 1 } else { $0.channelRequests += 1 }
+            }
+        } else {
+            rejectedCount += 1
+            let reason = response.reason ?? ProviderReason(rawValue: "")
+            policy.update { $0.rejected[reason, default: 0] += 1 }
+        }
+        policy.emit(
+            .channelRequest(connection: number, request: request, response: response, why: why, notes: outcome.notes))
+        headers.removeAll()
+        response.writeHeaders(into: &headers)
+        try? session.submitResponse(stream: stream, headers: headers, body: response.bodyBytes)
     }
 
     private func tokenChanged(_ change: ProviderTokenAuthority.Change) {

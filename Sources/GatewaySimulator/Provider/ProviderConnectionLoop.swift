@@ -17,6 +17,8 @@ struct ProviderConnectionLoop {
     let client: String
     /// What the accept thread sees of this connection (progress; its eviction to make room).
     let activity: ProviderConnectionActivity
+    /// False on the management port: channel management only.
+    var servesPushes = true
 
     /// The longest wait, so a stopping simulator is noticed quickly.
     static let tick = 0.1
@@ -70,7 +72,8 @@ struct ProviderConnectionLoop {
         let connection: ProviderConnection
         do {
             connection = try ProviderConnection(
-                policy: policy, number: number, authentication: authentication, now: Monotonic.now())
+                policy: policy, number: number, authentication: authentication, now: Monotonic.now(),
+                servesPushes: servesPushes)
         } catch {
             tls.close()
             return

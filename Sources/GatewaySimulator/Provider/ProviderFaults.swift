@@ -17,6 +17,9 @@ import APNsCredentials
 /// | 6 | ``failEvery`` | every n-th valid request (across connections) gets the reason |
 /// | 7 | ``random`` | GOAWAY, reset, 503, stall or BadDeviceToken at the given rates |
 ///
+/// Channel management and broadcast requests that passed their validation have one fault of their
+/// own, ``channelFailEvery`` (429, 500, 503, Apple's `Service Unavailable` spelt with a space, ...).
+///
 /// Then, whatever the outcome: ``goawayAfter`` ends a connection after its n-th answered
 /// request, and ``errorDelay`` holds every error response back. 429 TooManyRequests, 503
 /// ServiceUnavailable, 500 InternalServerError and the other reasons no validation produces are
@@ -54,6 +57,9 @@ public struct ProviderFaults: Sendable, Hashable {
     public var errorDelay: Duration = .zero
     /// Random faults per valid request, reproducible from a seed (for soak tests).
     public var random: RandomFaults?
+    /// Every `count`-th valid channel management or broadcast request (across connections)
+    /// fails with `reason`.
+    public var channelFailEvery: FailEvery?
 
     /// No faults: a well-behaved APNs.
     public init() {}

@@ -21,11 +21,15 @@ package final class ProviderPolicy: Sendable {
     let recordingInterval: Double
     let seed: UInt64
     let events: (@Sendable (ProviderSimulatorEvent) -> Void)?
+    let channels: ChannelStore
+    let broadcastDisabledBundles: Set<String>
 
     struct Counters {
         var statistics = ProviderSimulator.Statistics()
         /// Valid requests seen, for ``ProviderFaults/failEvery``.
         var validRequests = 0
+        /// Valid channel and broadcast requests seen, for ``ProviderFaults/channelFailEvery``.
+        var validChannelRequests = 0
         var random: SplitMix64
     }
 
@@ -39,7 +43,8 @@ package final class ProviderPolicy: Sendable {
             excessStreams: configuration.excessStreams, faults: configuration.faults, limits: configuration.limits,
             clock: configuration.clock,
             recorder: configuration.recorder, recordingInterval: configuration.recordingInterval,
-            seed: configuration.seed, events: configuration.events)
+            seed: configuration.seed, events: configuration.events, channels: configuration.channels,
+            broadcastDisabledBundles: configuration.broadcastDisabledBundles)
     }
 
     /// The rules without a TLS identity (for the fuzz target and in-memory tests).
@@ -50,8 +55,11 @@ package final class ProviderPolicy: Sendable {
         limits: ProviderSimulator.Limits = .init(),
         clock: ProviderSimulator.Clock = .system, recorder: (any ProviderRecorder)? = nil,
         recordingInterval: Duration = .zero, seed: UInt64 = 1,
-        events: (@Sendable (ProviderSimulatorEvent) -> Void)? = nil
+        events: (@Sendable (ProviderSimulatorEvent) -> Void)? = nil, channels: ChannelStore = ChannelStore(),
+        broadcastDisabledBundles: Set<String> = []
     ) {
+        self.channels = channels
+        self.broadcastDisabledBundles = broadcastDisabledBundles
         self.environment = environment
         var keys: [String: ProviderSimulator.AuthKey] = [:]
         for key in authKeys { keys[key.keyID] = key }
@@ -82,6 +90,16 @@ package final class ProviderPolicy: Sendable {
 
     func update(_ body: (inout ProviderSimulator.Statistics) -> Void) {
         counters.withLock { body(&$0.statistics) }
+    }
+
+    /// Counts one valid channel or broadcast request: the reason it fails with, if
+    /// ``ProviderFaults/channelFailEvery`` says so.
+    func nextValidChannelRequest() -> ProviderReason? {
+        guard let every = faults.channelFailEvery, every.count > 0 else { return nil }
+        return counters.withLock { counters in
+            counters.validChannelRequests += 1
+            return counters.validChannelRequests % every.count == 0 ? every.reason : nil
+        }
     }
 
     /// Counts one valid request and draws its random number (one lock, only when a fault needs it).

@@ -198,6 +198,16 @@ extension ProviderSimulator {
         public var seed: UInt64 = 0x5EED
         /// Called for every ``ProviderSimulatorEvent``, from the connection threads.
         public var events: (@Sendable (ProviderSimulatorEvent) -> Void)?
+        /// The broadcast channels and the broadcasts sent on them (share one store between a
+        /// production and a development simulator: each sees only its environment's channels).
+        public var channels = ChannelStore()
+        /// Apps (bundle ids) without the broadcast capability: their channel and broadcast requests
+        /// get 400 FeatureNotEnabled.
+        public var broadcastDisabledBundles: Set<String> = []
+        /// A second port serving channel management only, as Apple's separate management host
+        /// (`api-manage-broadcast.push.apple.com`) does; nil: none. The main port serves channel
+        /// management too. 0 picks a free port (``ProviderSimulator/managementEndpoint``).
+        public var managementPort: UInt16?
 
         /// Creates a configuration with the server identity and the CAs client certificates must
         /// chain to.

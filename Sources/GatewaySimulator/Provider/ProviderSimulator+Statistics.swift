@@ -27,6 +27,10 @@ extension ProviderSimulator {
         public var protocolErrors = 0
         /// Connections cut off for exceeding a limit.
         public var cutOff = 0
+        /// Channel management requests answered with success (create, read, delete, list).
+        public var channelRequests = 0
+        /// Broadcasts answered 200.
+        public var broadcasts = 0
 
         /// Requests answered with an error status, all reasons together.
         public var rejectedCount: Int { rejected.values.reduce(0, +) }
@@ -37,11 +41,14 @@ extension ProviderSimulator {
             var text =
                 "\(connections) connection\(connections == 1 ? "" : "s"), \(accepted) accepted, \(rejectedCount) rejected"
             if !rejected.isEmpty {
-                let known = ProviderReason.allKnown.filter { rejected[$0] != nil }
-                let unknown = rejected.keys.filter { !$0.isKnown }.sorted { $0.rawValue < $1.rawValue }
+                let listed = ProviderReason.allKnown + ProviderReason.channelReasons
+                let known = listed.filter { rejected[$0] != nil }
+                let unknown = rejected.keys.filter { !listed.contains($0) }.sorted { $0.rawValue < $1.rawValue }
                 text += " (" + (known + unknown).map { "\($0) \(rejected[$0]!)" }.joined(separator: ", ") + ")"
             }
             let extras: [(Int, String)] = [
+                (channelRequests, channelRequests == 1 ? "channel request" : "channel requests"),
+                (broadcasts, broadcasts == 1 ? "broadcast" : "broadcasts"),
                 (stalled, "stalled"), (goaways, goaways == 1 ? "GOAWAY" : "GOAWAYs"),
                 (resets, resets == 1 ? "reset" : "resets"),
                 (protocolErrors, protocolErrors == 1 ? "protocol error" : "protocol errors"),

@@ -26,6 +26,11 @@ import Synchronization
 ///   has not yet acknowledged the limit, and ends the connection with GOAWAY PROTOCOL_ERROR when a
 ///   client exceeds a limit it acknowledged (a persistent violator, as APNs' GOAWAY "Maximum active
 ///   streams violated for this endpoint." ends it).
+/// - Apple's **channel management** API (`/1/apps/<bundle id>/channels` and `/all-channels`: create,
+///   read, delete, list) on its port and, with ``Configuration/managementPort``, on a port of its
+///   own, and **broadcasts** (`POST /4/broadcasts/apps/<bundle id>`), in a ``ChannelStore``
+///   (APNsCore's `ChannelRequestValidator` has the rules and their order). Where Apple contradicts
+///   itself both forms are accepted and the event names which arrived.
 /// - Accepted requests go to a ``ProviderRecorder`` in batches (within
 ///   ``Configuration/recordingInterval``, and when a connection closes); counters in
 ///   ``statistics``; typed ``ProviderSimulatorEvent``s to ``Configuration/events``.
@@ -60,6 +65,8 @@ import Synchronization
 public final class ProviderSimulator: Sendable {
     struct State {
         var listener: Listener?
+        var managementListener: Listener?
+        var managementEndpoint: Endpoint?
         var activeThreads = 0
         /// The connections counted against ``Limits/maximumConnections``, by number (one evicted
         /// to make room no longer counts while it closes).
@@ -93,11 +100,25 @@ public final class ProviderSimulator: Sendable {
     @discardableResult
     public func start() async throws -> Endpoint {
         let listener = try Listener(host: configuration.host, port: configuration.port)
-        state.withLock { $0.listener = listener }
+        let management = try configuration.managementPort.map { try Listener(host: configuration.host, port: $0) }
+        state.withLock {
+            $0.listener = listener
+            $0.managementListener = management
+            $0.managementEndpoint = management?.endpoint
+        }
         policy.stopping.store(false, ordering: .sequentiallyConsistent)
         startThread(name: "apns-h2-accept") { self.acceptLoop(listener) }
+        if let management {
+            startThread(name: "apns-h2-accept-management") { self.acceptLoop(management, servesPushes: false) }
+        }
         return listener.endpoint
     }
+
+    /// The address of the management port (``Configuration/managementPort``) once started.
+    public var managementEndpoint: Endpoint? { state.withLock { $0.managementEndpoint } }
+
+    /// The broadcast channels and the broadcasts sent on them (``Configuration/channels``).
+    public var channels: ChannelStore { configuration.channels }
 
     /// Stops listening, says GOAWAY `{"reason":"Shutdown"}` on every connection, waits for the
     /// connection threads (each notices within a tenth of a second and gets a second to say
@@ -134,12 +155,15 @@ public final class ProviderSimulator: Sendable {
     public var openConnections: Int { state.withLock { $0.connections.count } }
 
     private func requestStop() {
-        let listener = state.withLock { state in
-            defer { state.listener = nil }
-            return state.listener
+        let listeners = state.withLock { state in
+            defer {
+                state.listener = nil
+                state.managementListener = nil
+            }
+            return [state.listener, state.managementListener]
         }
         policy.stopping.store(true, ordering: .sequentiallyConsistent)
-        listener?.wake()
+        for listener in listeners { listener?.wake() }
     }
 
     // MARK: - Threads
@@ -153,7 +177,7 @@ public final class ProviderSimulator: Sendable {
         }
     }
 
-    private func acceptLoop(_ listener: Listener) {
+    private func acceptLoop(_ listener: Listener, servesPushes: Bool = true) {
         while !policy.isStopping {
             guard let (socket, client) = listener.accept(timeout: 0.5) else { continue }
             let activity = ProviderConnectionActivity()
@@ -179,8 +203,10 @@ public final class ProviderSimulator: Sendable {
                 continue
             }
             let handOver = ProviderSocketHandOver(socket)
-            let loop = ProviderConnectionLoop(
+            var configured = ProviderConnectionLoop(
                 policy: policy, context: context, number: number, client: client, activity: activity)
+            configured.servesPushes = servesPushes
+            let loop = configured
             startThread(name: "apns-h2-connection") {
                 loop.run(handOver.take())
                 self.state.withLock { state in

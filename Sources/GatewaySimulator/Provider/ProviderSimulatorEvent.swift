@@ -33,6 +33,12 @@ public enum ProviderSimulatorEvent: Hashable, Sendable {
     /// status alone does not (a certificate for the other environment, which check refused a
     /// provider token); nil otherwise.
     case rejected(connection: Int, stream: Int32, response: ProviderResponse, token: DeviceToken?, why: String?)
+    /// A channel management or broadcast request was answered: `request` is its method and path
+    /// ("POST /1/apps/com.example.app/channels"), `why` what was wrong when it was refused (for an
+    /// accepted broadcast: its channel and storage policy), and
+    /// `notes` which form it used where Apple contradicts itself ("apns-push-type 'Liveactivity'
+    /// (Apple's text)").
+    case channelRequest(connection: Int, request: String, response: ChannelResponse, why: String?, notes: [String])
     /// A request will never be answered (fault injection).
     case stalled(connection: Int, stream: Int32)
     /// The simulator sent GOAWAY: streams above `lastStreamID` are not processed.

@@ -3,6 +3,10 @@ import APNsCore
 /// What ``GatewayConnection``'s transport code asks of its delivery machine (the decisions about
 /// what to write come from the machine's own `nextAction()`, in the pairing's `run()`).
 package protocol SlotMachine {
+    /// What the machine keeps of a notification in flight (a notification, or a frame's address).
+    associatedtype Item: DeliveryItem
+    /// What to do next: one step type for both machines, so the shell has one `run()`.
+    mutating func nextStep() -> DeliveryCore<Item>.Step
     var isWriting: Bool { get }
     var pendingBarrier: UInt32? { get }
     var inFlightCount: Int { get }
@@ -24,8 +28,21 @@ extension FrameDeliveryStateMachine: SlotMachine {}
 
 /// A connection's share of the shared input: what it took and has not yet written.
 package protocol SlotInput {
+    /// The machine this input feeds (each input is written by one kind).
+    associatedtype Machine: SlotMachine
     /// Whether taken notifications wait to be written.
     var hasTaken: Bool { get }
+    /// Before taking more: what the machine no longer needs may be let go.
+    mutating func prepareToTake(for machine: Machine)
+    /// Writes the next taken notifications into `writer` (up to about `settings.writeBatchSize`
+    /// bytes), telling the machine each one's position; a notification the gateway would refuse
+    /// is handed to the machine as refused instead.
+    mutating func writeNew(machine: inout Machine, into writer: inout ByteWriter, settings: GatewayConnectionSettings)
+    /// Writes `item` again with `identifier`.
+    static func writeAgain(
+        _ item: Machine.Item, identifier: UInt32, into writer: inout ByteWriter, settings: GatewayConnectionSettings)
+    /// Hands the machine what was taken but never written (the slot stopped early).
+    mutating func abandonRest(machine: inout Machine)
     /// Takes more from the shared input, waiting at most `timeout` seconds.
     mutating func take(timeout: Double) -> NotificationSource.TakeResult
     /// No more will be taken by anyone (the slot failed for good).
@@ -34,6 +51,7 @@ package protocol SlotInput {
 
 /// Notifications taken from a ``NotificationSource`` in small batches.
 package struct NotificationInput: SlotInput {
+    package typealias Machine = DeliveryStateMachine
     /// Notifications taken from the shared input at a time.
     static let takeBatchSize = 256
 
@@ -55,6 +73,31 @@ package struct NotificationInput: SlotInput {
         return items[next]
     }
 
+    package mutating func prepareToTake(for machine: DeliveryStateMachine) {}
+
+    package mutating func writeNew(
+        machine: inout DeliveryStateMachine, into writer: inout ByteWriter, settings: GatewayConnectionSettings
+    ) {
+        guard let (position, notification) = pop() else { return }
+        if let status = settings.encoder.gatewayStatus(for: notification, format: settings.format) {
+            machine.refused(notification, position: position, status: status)
+            return
+        }
+        let identifier = machine.wroteNew(notification, position: position)
+        FrameEncoder.encodeValidated(notification, as: settings.format, identifier: identifier, into: &writer)
+    }
+
+    package static func writeAgain(
+        _ item: PushNotification, identifier: UInt32, into writer: inout ByteWriter,
+        settings: GatewayConnectionSettings
+    ) {
+        FrameEncoder.encodeValidated(item, as: settings.format, identifier: identifier, into: &writer)
+    }
+
+    package mutating func abandonRest(machine: inout DeliveryStateMachine) {
+        while let (position, notification) = pop() { machine.abandoned(notification, position: position) }
+    }
+
     package mutating func take(timeout: Double) -> NotificationSource.TakeResult {
         items.removeAll(keepingCapacity: true)
         next = 0
@@ -68,6 +111,7 @@ package struct NotificationInput: SlotInput {
 /// be written again (in flight or waiting to be resent: the machine holds their addresses) are
 /// kept until the machine no longer needs them.
 package struct FrameInput: SlotInput {
+    package typealias Machine = FrameDeliveryStateMachine
     let source: FrameSource
     /// The batch being written, and how far.
     private var current: FrameBatch?
@@ -114,6 +158,31 @@ package struct FrameInput: SlotInput {
         while let first = held.first, oldest.map({ first.end <= $0 }) ?? true {
             _ = held.removeFirst()
         }
+    }
+
+    package mutating func prepareToTake(for machine: FrameDeliveryStateMachine) {
+        if !hasTaken { retireCurrent(keepingFrom: machine.oldestPending) }
+    }
+
+    package mutating func writeNew(
+        machine: inout FrameDeliveryStateMachine, into writer: inout ByteWriter, settings: GatewayConnectionSettings
+    ) {
+        let (count, bytes) = machine.writeNew(
+            records: pendingRecords, firstPosition: nextPosition, into: &writer, until: settings.writeBatchSize)
+        advance(count: count, bytes: bytes)
+    }
+
+    package static func writeAgain(
+        _ item: FrameRecord.Reference, identifier: UInt32, into writer: inout ByteWriter,
+        settings: GatewayConnectionSettings
+    ) {
+        writer.writeWithUnsafeMutableBytes(byteCount: item.frameSize) { out in
+            item.copyFrame(identifier: identifier, to: out.baseAddress!)
+        }
+    }
+
+    package mutating func abandonRest(machine: inout FrameDeliveryStateMachine) {
+        while let (position, record) = pop() { machine.abandoned(record, position: position) }
     }
 
     package mutating func take(timeout: Double) -> NotificationSource.TakeResult {

@@ -18,7 +18,7 @@ internal import APNsRuntime
 /// code) serves notifications (``DeliveryStateMachine`` over a ``NotificationSource``) and
 /// pre-encoded frames (``FrameDeliveryStateMachine`` over a ``FrameSource``); each pairing has
 /// its own `run()`, which is all that differs.
-package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> {
+package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> where Input.Machine == Machine {
     /// How the shell writes and waits.
     package typealias Settings = GatewayConnectionSettings
 
@@ -248,6 +248,48 @@ package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> {
         }
     }
 
+    /// Runs until every notification this slot took has a verdict: the one loop of both pairings
+    /// (notifications and ``DeliveryStateMachine``; pre-encoded frames and
+    /// ``FrameDeliveryStateMachine``). What differs, how a new notification or a resend becomes
+    /// bytes, is the input's (``SlotInput``), specialised by the compiler per pairing.
+    package func run() -> SendReport {
+        while true {
+            followControl()
+            let step = machine.nextStep()
+            publishEvents()
+            switch step {
+            case .connect(let delay):
+                sleepBeforeConnecting(delay.inSeconds)
+                if control.phase == .abandoned {
+                    machine.connectFailed(LegacyAPNsError(.cancelled, "the send was abandoned"))
+                } else {
+                    open()
+                }
+            case .writeNew:
+                input.prepareToTake(for: machine)
+                guard inputReady() else { continue }
+                input.writeNew(machine: &machine, into: &writer, settings: settings)
+                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
+            case .resend(let identifier, let item):
+                Input.writeAgain(item, identifier: identifier, into: &writer, settings: settings)
+                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
+            case .writeBarrier(let identifier):
+                ConfirmationBarrier.encode(identifier: identifier, into: &writer)
+                pump(flushAll: true)
+            case .awaitVerdict:
+                pump(flushAll: true)
+                awaitVerdict()
+            case .close:
+                closeTransport()
+                machine.closed(.unexpected(reason: "closed"))
+            case .finished:
+                // Taken but never written (the slot stopped early): accounted, not lost.
+                input.abandonRest(machine: &machine)
+                return finish()
+            }
+        }
+    }
+
     /// Sleeps `seconds` before a reconnect, ending early for an abandoned send.
     private func sleepBeforeConnecting(_ seconds: Double) {
         let deadline = Monotonic.now() + seconds
@@ -307,51 +349,6 @@ extension GatewayConnection where Machine == DeliveryStateMachine, Input == Noti
             input: NotificationInput(source: source), dialer: dialer, events: events,
             control: control ?? SendControl(slots: slot + 1), slot: slot)
     }
-
-    /// Runs until every notification this slot took has a verdict.
-    package func run() -> SendReport {
-        while true {
-            followControl()
-            let action = machine.nextAction()
-            publishEvents()
-            switch action {
-            case .connect(let delay):
-                sleepBeforeConnecting(delay.inSeconds)
-                if control.phase == .abandoned {
-                    machine.connectFailed(LegacyAPNsError(.cancelled, "the send was abandoned"))
-                } else {
-                    open()
-                }
-            case .writeNew:
-                guard inputReady(), let (position, notification) = input.pop() else { continue }
-                if let status = settings.encoder.gatewayStatus(for: notification, format: settings.format) {
-                    machine.refused(notification, position: position, status: status)
-                    continue
-                }
-                let identifier = machine.wroteNew(notification, position: position)
-                FrameEncoder.encodeValidated(notification, as: settings.format, identifier: identifier, into: &writer)
-                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
-            case .resend(let identifier, let notification):
-                FrameEncoder.encodeValidated(notification, as: settings.format, identifier: identifier, into: &writer)
-                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
-            case .writeBarrier(let identifier):
-                ConfirmationBarrier.encode(identifier: identifier, into: &writer)
-                pump(flushAll: true)
-            case .awaitVerdict:
-                pump(flushAll: true)
-                awaitVerdict()
-            case .close:
-                closeTransport()
-                machine.closed(.unexpected(reason: "closed"))
-            case .finished:
-                // Taken but never written (the slot stopped early): accounted, not lost.
-                while let (position, notification) = input.pop() {
-                    machine.abandoned(notification, position: position)
-                }
-                return finish()
-            }
-        }
-    }
 }
 
 // MARK: - Frames
@@ -366,52 +363,6 @@ extension GatewayConnection where Machine == FrameDeliveryStateMachine, Input ==
             settings: settings, machine: FrameDeliveryStateMachine(configuration: delivery, connection: slot),
             input: FrameInput(source: source), dialer: dialer, events: events,
             control: control ?? SendControl(slots: slot + 1), slot: slot)
-    }
-
-    /// Runs until every notification this slot took has a verdict.
-    package func run() -> SendReport {
-        while true {
-            followControl()
-            let action = machine.nextAction()
-            publishEvents()
-            switch action {
-            case .connect(let delay):
-                sleepBeforeConnecting(delay.inSeconds)
-                if control.phase == .abandoned {
-                    machine.connectFailed(LegacyAPNsError(.cancelled, "the send was abandoned"))
-                } else {
-                    open()
-                }
-            case .writeNew:
-                if !input.hasTaken { input.retireCurrent(keepingFrom: machine.oldestPending) }
-                guard inputReady() else { continue }
-                let (count, bytes) = machine.writeNew(
-                    records: input.pendingRecords, firstPosition: input.nextPosition, into: &writer,
-                    until: settings.writeBatchSize)
-                input.advance(count: count, bytes: bytes)
-                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
-            case .resend(let identifier, let record):
-                writer.writeWithUnsafeMutableBytes(byteCount: record.frameSize) { out in
-                    record.copyFrame(identifier: identifier, to: out.baseAddress!)
-                }
-                if writer.count >= settings.writeBatchSize { pump(flushAll: false) }
-            case .writeBarrier(let identifier):
-                ConfirmationBarrier.encode(identifier: identifier, into: &writer)
-                pump(flushAll: true)
-            case .awaitVerdict:
-                pump(flushAll: true)
-                awaitVerdict()
-            case .close:
-                closeTransport()
-                machine.closed(.unexpected(reason: "closed"))
-            case .finished:
-                // Taken but never written (the slot stopped early): accounted, not lost.
-                while let (position, record) = input.pop() {
-                    machine.abandoned(record, position: position)
-                }
-                return finish()
-            }
-        }
     }
 }
 

@@ -34,7 +34,7 @@ enum LegacyPush {
         [
             DemoCommand.spec, SendCommand.spec, ServeCommand.spec, BridgeCommand.spec, FeedbackCommand.spec,
             ConvertCommand.spec,
-            InspectCommand.spec, FrameCommand.spec,
+            InspectCommand.spec, FrameCommand.spec, ChannelsCommand.spec,
         ]
     }
 

@@ -51,45 +51,49 @@ extension SendCommand {
             [
                 http2.spec, authKey.spec, keyID.spec, teamID.spec, topic.spec, pushType.spec, collapseID.spec,
                 apnsID.spec, ProxyOptions.url.spec,
-            ]
+            ] + LiveActivityOptions.specs
         }
 
         /// Options of the binary protocol only.
         static let binaryOnly = ["format", "cache", "max-payload"]
         /// Options of the HTTP/2 API only.
-        static let http2Only = [
-            "auth-key", "key-id", "team-id", "topic", "push-type", "collapse-id", "apns-id", "proxy",
-        ]
+        static let http2Only =
+            ["auth-key", "key-id", "team-id", "topic", "push-type", "collapse-id", "apns-id", "proxy"]
+            + LiveActivityOptions.all
     }
 
     static func runHTTP2(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
         if let option = arguments.given(HTTP2Options.binaryOnly).first {
             throw CLIError.usage("--\(option) applies to the binary protocol, not to --http2")
         }
-        let endpoint: Endpoint
-        if let given = try arguments.value(Options.gateway) {
-            if arguments.isSet(ConnectionOptions.sandbox) {
-                throw CLIError.usage("give either --gateway or --sandbox, not both")
-            }
-            endpoint = given
-        } else {
-            endpoint = (arguments.isSet(ConnectionOptions.sandbox) ? ProviderServer.sandbox : .production).endpoint
-        }
+        if arguments.has(LiveActivityOptions.channel) { return try await runBroadcast(arguments, console: console) }
+        let liveActivity = arguments.has(LiveActivityOptions.liveActivity)
+        let endpoint = try http2Endpoint(
+            arguments, sandbox: ProviderServer.sandbox.endpoint, production: ProviderServer.production.endpoint)
         let connections = try arguments.required(Options.connections)
         let retries = try arguments.required(Options.retries)
         let timeout = try arguments.required(Options.timeout)
         let json = arguments.isSet(Options.json)
         let credentials = try http2Credentials(arguments, console: console)
-        let topic = try arguments.value(HTTP2Options.topic) ?? credentials.certificateTopic
+        var topic = try arguments.value(HTTP2Options.topic) ?? credentials.certificateTopic
         if credentials.usesTokens, topic == nil, !arguments.has(Options.input) {
             throw CLIError.usage("token authentication needs --topic BUNDLE_ID (one .p8 key serves every app)")
         }
-        let pushType = try arguments.value(HTTP2Options.pushType)
+        var pushType = try arguments.value(HTTP2Options.pushType)
+        if liveActivity {
+            if let pushType, pushType != .liveActivity {
+                throw CLIError.usage("--live-activity pushes are of type liveactivity, not \(pushType)")
+            }
+            pushType = .liveActivity
+        }
+        if pushType == .liveActivity { topic = liveActivityTopic(topic) }
 
         // The input, checked whole before anything connects.
         let input: HTTP2Input
         if let path = try arguments.value(Options.input) {
-            if let conflicting = arguments.given(Options.perNotification + ["apns-id", "collapse-id"]).first {
+            if let conflicting = arguments.given(
+                Options.perNotification + ["apns-id", "collapse-id"] + LiveActivityOptions.all
+            ).first {
                 throw CLIError.usage("--\(conflicting) cannot be combined with --input (the lines carry it)")
             }
             input = .file(
@@ -201,7 +205,7 @@ extension SendCommand {
         if apnsID != nil, tokens.count > 1 {
             throw CLIError.usage("--apns-id names one notification: give one --token with it")
         }
-        let payload = try payload(arguments)
+        let payload = try http2Payload(arguments)
         let firstID = try arguments.value(Options.identifier)
         let priority = try NotificationOptions.priority(arguments, http2: true)
         let expiration = try arguments.value(NotificationOptions.expiry).map(Expiration.init(rawValue:))
@@ -213,6 +217,9 @@ extension SendCommand {
                 identifier: firstID.map { $0 &+ UInt32(index) } ?? UInt32(index + 1))
             if let (_, explanation) = request.problem(usesTokens: credentials.usesTokens) {
                 throw CLIError.usage(explanation)
+            }
+            if request.pushType == .liveActivity, let problem = LiveActivityPayload.problem(inPayload: payload) {
+                throw CLIError.usage(problem)
             }
             request.pushType = pushType
             return request

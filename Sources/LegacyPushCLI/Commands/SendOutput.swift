@@ -165,6 +165,7 @@ struct SendOutput: Sendable {
 /// One JSON object on one line, keys in the order they are added.
 struct JSONLine {
     private var bytes: [UInt8]
+    private var isEmpty = false
 
     /// Starts `{"event":"<event>"`.
     init(_ event: String) {
@@ -172,8 +173,15 @@ struct JSONLine {
         appendJSONStringForCLI(event, to: &bytes)
     }
 
+    /// Starts an object without an `event` key (`channels --json`).
+    init() {
+        bytes = [UInt8(ascii: "{")]
+        isEmpty = true
+    }
+
     private mutating func key(_ name: String) {
-        bytes.append(UInt8(ascii: ","))
+        if !isEmpty { bytes.append(UInt8(ascii: ",")) }
+        isEmpty = false
         appendJSONStringForCLI(name, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
     }

@@ -124,6 +124,29 @@ enum ServeHTTP2Command {
             "tls-max", help: "Newest TLS version offered (the oldest is 1.2).", ["1.2": .tls12, "1.3": .tls13],
             default: .tls13)
         static let quiet = Flag("quiet", help: "No connection and rejection log on stderr.")
+        static let managementPort = Option<UInt16>.integer(
+            "management-port",
+            help: "Also serve channel management (only) on this port, as Apple's api-manage-broadcast host "
+                + "(0: any free port). The main port serves it too.", range: 0...UInt16.max)
+        static let maximumChannels = Option<Int>.integer(
+            "max-channels", help: "Channels one app may have (Apple: 10,000); one more gets CannotCreateChannelConfig.",
+            range: 1...1_000_000, default: 10_000)
+        static let channelFailEvery = Option<ProviderFaults.FailEvery>(
+            "fail-channel-every", "n[:reason]",
+            help: "Every n-th valid channel management or broadcast request fails with the reason (default "
+                + "TooManyRequests; e.g. InternalServerError, or \"Service Unavailable\" as Apple's channel "
+                + "article spells 503)."
+        ) { text in
+            let (count, reason) = split(text)
+            return ProviderFaults.FailEvery(
+                count: try ParsedArguments.parseInteger(
+                    count, option: "--fail-channel-every", as: Int.self, in: 1...Int.max),
+                reason: try reason.map { try Options.reason($0, option: "--fail-channel-every") } ?? .tooManyRequests)
+        }
+        static let broadcastDisabled = RepeatedOption<String>(
+            "broadcast-disabled", "bundle-id",
+            help: "This app has no broadcast capability: its channel and broadcast requests get FeatureNotEnabled."
+        ) { $0 }
 
         static var all: [OptionSpec] {
             [
@@ -134,7 +157,8 @@ enum ServeHTTP2Command {
                 goawayAfter.spec, shutdownAfter.spec, resetAfter.spec, stallToken.spec, errorDelay.spec,
                 randomFaults.spec, clockSkew.spec, record.spec, maximumConnections.spec, firstRequestTimeout.spec,
                 idleTimeout.spec,
-                newestTLS.spec, MetricsOptions.address.spec, quiet.spec,
+                newestTLS.spec, MetricsOptions.address.spec, quiet.spec, managementPort.spec, maximumChannels.spec,
+                broadcastDisabled.spec, channelFailEvery.spec,
             ]
         }
 
@@ -250,7 +274,27 @@ enum ServeHTTP2Command {
                 the place of the connection longest in its TLS handshake, or else of the one idle longest (no \
                 request for 5 s, no stream open), which is closed (logged as cut off: closed to make room).
 
-                Prints "listening on HOST:PORT (HTTP/2)" once ready; stops cleanly on Ctrl-C or SIGTERM with a \
+                Per push type (where Apple names no reason, the simulator's choice is given): background \
+                takes priority 5 only and liveactivity 5 or 10 (BadPriority); location and liveactivity need \
+                token auth, and a certificate connection gets 400 TopicDisallowed for them; widgets payloads \
+                must be {"aps":{"content-changed":true}} and liveactivity payloads need aps.event (else 400 \
+                InvalidPushType); a Live Activity's content-state and attributes may have 4096 bytes each (413 \
+                PayloadTooLarge); voip takes 5120 bytes. The log names the rule.
+
+                Broadcast channels (iOS 18), as Apple's text says: POST /1/apps/BUNDLE/channels with \
+                {"message-storage-policy":0|1,"push-type":"LiveActivity"} answers 201 and apns-channel-id; GET \
+                and DELETE the same path with the apns-channel-id header read (200) and delete (204); GET \
+                /1/apps/BUNDLE/all-channels lists ({"channels":[...]}); at most --max-channels per app; every \
+                answer carries apns-request-id (echoed or made up). POST /4/broadcasts/apps/BUNDLE sends a \
+                broadcast (apns-channel-id, apns-push-type liveactivity, apns-priority and apns-expiration \
+                required; expiration 0 on a policy-0 channel; 5120 bytes; no start event); each is logged with \
+                its channel and policy, and a policy-1 channel keeps its latest. Where Apple contradicts itself \
+                (Liveactivity or liveactivity, the sample host api-broadcast.sandbox.push.apple.com) both are \
+                accepted and the log says which arrived. --management-port serves the channel API alone, as \
+                Apple's separate management host.
+
+                Prints "listening on HOST:PORT (HTTP/2)" once ready (and "listening on HOST:PORT (channel \
+                management)" with --management-port); stops cleanly on Ctrl-C or SIGTERM with a \
                 closing line of counts per reason on stderr. Connections and rejections are logged on stderr \
                 unless --quiet.
                 """,
@@ -281,6 +325,7 @@ enum ServeHTTP2Command {
         faults.resetAfter = try arguments.value(Options.resetAfter)
         faults.errorDelay = try arguments.value(Options.errorDelay) ?? .zero
         faults.random = try arguments.value(Options.randomFaults)
+        faults.channelFailEvery = try arguments.value(Options.channelFailEvery)
         let keyArguments = try arguments.values(Options.authKey)
         var teamTopics: [String: [String]] = [:]
         for (team, topic) in try arguments.values(Options.teamTopic) { teamTopics[team, default: []].append(topic) }
@@ -315,6 +360,9 @@ enum ServeHTTP2Command {
         configuration.excessStreams = try arguments.required(Options.excessStreams)
         configuration.faults = faults
         configuration.limits = limits
+        configuration.managementPort = try arguments.value(Options.managementPort)
+        configuration.channels = ChannelStore(maximumChannelsPerApp: try arguments.required(Options.maximumChannels))
+        configuration.broadcastDisabledBundles = Set(try arguments.values(Options.broadcastDisabled))
         if let skew = try arguments.value(Options.clockSkew) { configuration.clock = .system(ahead: skew) }
         let recordDescriptor = try recordPath.map(Files.openForAppending) ?? -1
         defer { if recordDescriptor >= 0 { FileDescriptor.close(recordDescriptor) } }
@@ -342,6 +390,9 @@ enum ServeHTTP2Command {
             announce: { started in
                 let (endpoint, metricsEndpoint) = started
                 console.print("listening on \(endpoint) (HTTP/2)")
+                if let management = simulator.managementEndpoint {
+                    console.print("listening on \(management) (channel management)")
+                }
                 if let metricsEndpoint { console.print(MetricsOptions.announcement(metricsEndpoint)) }
                 console.flush()
             },
@@ -403,6 +454,12 @@ enum ServeHTTP2Command {
                     ": start serve --http2 with --environment \(other) for it, or the client uses a \(environment) "
                     + "(or universal) certificate"
             }
+            return line
+        case .channelRequest(let connection, let request, let response, let why, let notes):
+            var line = "connection \(connection): \(request): \(response)"
+            if let id = response.channelID { line += " channel \(id)" }
+            if let why { line += ": " + why }
+            if !notes.isEmpty { line += " [" + notes.joined(separator: "; ") + "]" }
             return line
         case .stalled(let connection, let stream):
             return "connection \(connection) stream \(stream): stalled (never answered)"

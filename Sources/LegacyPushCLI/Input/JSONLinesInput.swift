@@ -170,14 +170,16 @@ struct JSONLinesCheck: Sendable {
         }
 
         /// Throws the reason (without a line number) a checked line would be refused. For the
-        /// HTTP/2 API, returns the push type the request goes out with (the line's, the default,
+        /// HTTP/2 API, sets the push type the request goes out with (the line's, the default,
         /// or the one its payload implies), to be spooled with it: the send then neither looks
         /// at the payload again nor loses the default.
-        func check(_ line: NotificationLineParser.ParsedLine) throws -> PushType? {
+        ///
+        /// A `liveactivity` line without a topic of its own gets the default topic with
+        /// `.push-type.liveactivity` (when it lacks it), spooled with it.
+        func check(_ line: inout NotificationLineParser.ParsedLine) throws {
             switch self {
             case .binary(let encoder, let format):
                 try line.validate(encoder: encoder, format: format)
-                return nil
             case .http2(let topic, let pushType, let usesTokens):
                 try ProviderRequest.checkToken(line.token)
                 if let given = line.pushType,
@@ -186,13 +188,20 @@ struct JSONLinesCheck: Sendable {
                     throw LegacyAPNsError(.malformedInput, problem)
                 }
                 let type = line.pushType ?? pushType ?? .inferred(forJSON: line.payload)
+                if type == .liveActivity, line.topic == nil { line.topic = SendCommand.liveActivityTopic(topic) }
                 if let (_, explanation) = ProviderRequest.problem(
                     payloadCount: line.payload.count, pushType: type, priority: line.priority,
                     topic: line.topic ?? topic, collapseID: line.collapseID, usesTokens: usesTokens)
                 {
                     throw LegacyAPNsError(.malformedInput, explanation)
                 }
-                return type
+                if let (_, explanation) = type.problem(payloadJSON: line.payload) {
+                    throw LegacyAPNsError(.malformedInput, explanation)
+                }
+                if type == .liveActivity, let problem = LiveActivityPayload.problem(inPayloadJSON: line.payload) {
+                    throw LegacyAPNsError(.malformedInput, problem)
+                }
+                line.pushType = type
             }
         }
     }
@@ -354,7 +363,7 @@ struct LineSink {
         let spooled: Bool? = try parser.withParsedLine(line, lineNumber: number) { parsed in
             var checked = parsed
             do {
-                if let type = try validation.check(parsed) { checked.pushType = type }
+                try validation.check(&checked)
             } catch let error as LegacyAPNsError {
                 throw NotificationLineParser.LineError(line: number, reason: error.reason).error
             }

@@ -153,10 +153,54 @@ import Testing
             name: "live activity without its suffix", replace: [("apns-push-type", "liveactivity")],
             authorization: .token(.accepted(topics: nil)), reason: .badTopic),
         Case(
-            name: "live activity with its suffix",
-            replace: [("apns-push-type", "liveactivity"), ("apns-topic", "com.example.app.push-type.liveactivity")],
+            name: "live activity with its suffix", replace: liveActivity, body: liveActivityBody,
             authorization: .token(.accepted(topics: nil))),
+        // 17
+        Case(
+            name: "background at priority 1", replace: [("apns-push-type", "background"), ("apns-priority", "1")],
+            reason: .badPriority),
+        Case(
+            name: "live activity at priority 1", replace: liveActivity + [("apns-priority", "1")],
+            body: liveActivityBody, authorization: .token(.accepted(topics: nil)), reason: .badPriority),
+        Case(
+            name: "live activity at priority 5", replace: liveActivity + [("apns-priority", "5")],
+            body: liveActivityBody, authorization: .token(.accepted(topics: nil))),
+        // 19
+        Case(
+            name: "live activity over a certificate", replace: liveActivity, body: liveActivityBody,
+            authorization: .certificate(topics: ["com.example.app.push-type.liveactivity"]), reason: .topicDisallowed),
+        Case(
+            name: "location over a certificate",
+            replace: [("apns-push-type", "location"), ("apns-topic", "com.example.app.location-query")],
+            authorization: .certificate(topics: ["com.example.app.location-query"]), reason: .topicDisallowed),
+        Case(
+            name: "location with a token",
+            replace: [("apns-push-type", "location"), ("apns-topic", "com.example.app.location-query")],
+            authorization: .token(.accepted(topics: nil))),
+        // 20
+        Case(
+            name: "widgets without content-changed",
+            replace: [("apns-push-type", "widgets"), ("apns-topic", "com.example.app.push-type.widgets")],
+            authorization: .token(.accepted(topics: nil)), reason: .invalidPushType),
+        Case(
+            name: "widgets with content-changed",
+            replace: [("apns-push-type", "widgets"), ("apns-topic", "com.example.app.push-type.widgets")],
+            body: Array(#"{"aps":{"content-changed":true}}"#.utf8), authorization: .token(.accepted(topics: nil))),
+        Case(
+            name: "live activity without an event", replace: liveActivity,
+            authorization: .token(.accepted(topics: nil)), reason: .invalidPushType),
+        Case(
+            name: "live activity content state over 4 KB", replace: liveActivity,
+            body: Array(
+                (#"{"aps":{"event":"update","timestamp":1,"content-state":{"s":""#
+                    + String(repeating: "x", count: 4090) + #""}}}"#).utf8),
+            authorization: .token(.accepted(topics: nil)), reason: .payloadTooLarge),
     ]
+
+    static let liveActivity: [(String, String?)] = [
+        ("apns-push-type", "liveactivity"), ("apns-topic", "com.example.app.push-type.liveactivity"),
+    ]
+    static let liveActivityBody = Array(#"{"aps":{"event":"update","timestamp":1,"content-state":{"score":1}}}"#.utf8)
 
     @Test(arguments: rows)
     func everyRowDecides(_ row: Case) {

@@ -88,3 +88,61 @@ import Testing
         #expect(type.maximumPayloadSize == 4096)
     }
 }
+
+/// The per push type rules the client's checks and the simulator share.
+@Suite struct PushTypeRuleTests {
+    @Test func prioritiesFollowApplesTable() {
+        #expect(PushType.background.problem(priority: .conservePower) == nil)
+        #expect(PushType.background.problem(priority: .immediate)?.reason == .badPriority)
+        #expect(PushType.background.problem(priority: .lowest)?.reason == .badPriority)
+        #expect(PushType.liveActivity.problem(priority: .immediate) == nil)
+        #expect(PushType.liveActivity.problem(priority: .conservePower) == nil)
+        #expect(
+            PushType.liveActivity.problem(priority: .lowest)?.explanation
+                == "liveactivity pushes must use priority 10 or 5, not 1")
+        for type in PushType.allKnown where type != .background && type != .liveActivity {
+            for priority in Priority.http2Values { #expect(type.problem(priority: priority) == nil, "\(type)") }
+        }
+    }
+
+    @Test func tokenOnlyTypesAreRefusedOverACertificate() {
+        #expect(PushType.allKnown.filter(\.requiresTokenAuthentication) == [.location, .liveActivity])
+        #expect(PushType.liveActivity.problem(usesTokens: false)?.reason == .topicDisallowed)
+        #expect(PushType.location.problem(usesTokens: false)?.reason == .topicDisallowed)
+        #expect(PushType.liveActivity.problem(usesTokens: true) == nil)
+        #expect(PushType.alert.problem(usesTokens: false) == nil)
+    }
+
+    @Test func widgetsAndLiveActivityPayloadsAreRead() throws {
+        #expect(PushType.widgets.problem(payload: try Payload(json: #"{"aps":{"content-changed":true}}"#)) == nil)
+        for json in [
+            #"{"aps":{}}"#, #"{"aps":{"content-changed":1}}"#, #"{"aps":{"content-changed":true,"alert":"x"}}"#,
+        ] {
+            #expect(PushType.widgets.problem(payload: try Payload(json: json))?.reason == .invalidPushType, "\(json)")
+        }
+        #expect(
+            PushType.liveActivity.problem(payload: try Payload(json: #"{"aps":{"alert":"x"}}"#))?.reason
+                == .invalidPushType)
+        let big = #"{"aps":{"event":"update","attributes":{"s":"\#(String(repeating: "x", count: 4090))"}}}"#
+        #expect(PushType.liveActivity.problem(payload: try Payload(json: big))?.reason == .payloadTooLarge)
+        // Every other type's payload is not read at all.
+        #expect(PushType.alert.problem(payload: Payload(unvalidatedBytes: Array("not json".utf8))) == nil)
+    }
+
+    @Test func theClientsCheckAppliesThemBeforeSending() throws {
+        let token = try DeviceToken(hexString: String(repeating: "ab", count: 32))
+        let update = try Payload(json: #"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#)
+        let request = try ProviderRequest(
+            deviceToken: token, payload: update, topic: "com.example.app.push-type.liveactivity",
+            pushType: .liveActivity, priority: .lowest)
+        #expect(request.problem(usesTokens: true)?.reason == .badPriority)
+        var atFive = request
+        atFive.priority = .conservePower
+        #expect(atFive.problem(usesTokens: true) == nil)
+        #expect(atFive.problem(usesTokens: false)?.reason == .topicDisallowed)
+        var widgets = atFive
+        widgets.pushType = .widgets
+        widgets.topic = "com.example.app.push-type.widgets"
+        #expect(widgets.problem(usesTokens: true)?.reason == .invalidPushType)
+    }
+}

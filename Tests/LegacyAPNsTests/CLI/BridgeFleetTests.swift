@@ -97,7 +97,7 @@ import Testing
             defer { balancer.stop() }
             // HAProxy is up once it forwards: a TLS handshake through it succeeds.
             var configuration = BridgeFixture.clientConfiguration(
-                gateway: Endpoint(host: "127.0.0.1", port: gateway), failures: 40)
+                gateway: Endpoint(host: "127.0.0.1", port: gateway), failures: 400)
             configuration.verdictTimeout = .seconds(20)
             let client = try PushClient(configuration: configuration)
             let notifications = (1...count).map { TestGateway.notification($0) }

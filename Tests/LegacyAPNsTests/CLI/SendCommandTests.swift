@@ -242,9 +242,26 @@ import Testing
     }
 
     @Test func nothingListeningIsExit3() async throws {
-        let gateway = try await TestGateway.start()
-        let arguments = Self.baseArguments(gateway) + ["--token", String(repeating: "ab", count: 32), "--alert", "a"]
-        await gateway.stop()
+        // A port bound but not listening, held for the whole test: refused every time (a port
+        // freed by a stopped server may be taken by another test's server meanwhile).
+        let reserved = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(reserved) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(reserved, $0, length) == 0 && getsockname(reserved, $0, &length) == 0
+            }
+        }
+        try #require(bound)
+        let arguments = [
+            "send", "--gateway", "127.0.0.1:\(UInt16(bigEndian: address.sin_port))", "--ca-file", Self.certs + "ca.pem",
+            "--cert", Self.certs + "universal-legacy.p12", "--passphrase-file", Self.certs + "passphrase.txt",
+            "--retries", "2",
+            "--timeout", "5", "--token", String(repeating: "ab", count: 32), "--alert", "a",
+        ]
         let result = await CLIRunner.run(arguments)
         #expect(result.status == 3)
         #expect(result.stderr.contains("Connection refused"))

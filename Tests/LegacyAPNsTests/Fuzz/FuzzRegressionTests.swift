@@ -27,11 +27,12 @@ import Testing
         "pkcs12": files("certs", suffix: ".p12") + files("certs", suffix: ".cer") + files("fuzz/pkcs12"),
         "provider-server": files("fuzz/provider-server"),
         "provider-response": files("fuzz/provider-response"),
+        "channel-api": files("fuzz/channel-api"),
     ]
 
     @Test(arguments: [
         "frame-decoder", "error-response", "feedback-decoder", "jsonl", "pkcs12", "provider-server",
-        "provider-response",
+        "provider-response", "channel-api",
     ])
     func corpusStillPassesThePropertyChecks(_ target: String) throws {
         let inputs = try #require(Self.inputs[target])
