@@ -12,8 +12,8 @@ import Synchronization
 /// memory or the reports.
 final class SenderSession: @unchecked Sendable {
     // @unchecked: what changes is in `state` (one lock over one value) or owned by the session
-    // thread (`remembered`, `admissions`, `forwarding`); `topic` is written once, before the
-    // session's first submission; the rest is immutable.
+    // thread (`remembered`, `admissions`, `forwarding`); `topic` and `route` are written once,
+    // before the session's first submission; the rest is immutable.
     //
     // Lock order: `state`'s lock, then the core's resend memory (``BridgeCore/withMemory(_:)``),
     // then the store's queue; never the other way round. Upstream threads take the memory's lock
