@@ -45,7 +45,7 @@ enum BridgeCommand {
             "upstream-key", "path", help: "Its PEM private key, when it is not inside --upstream-cert.")
         static let routes = Option<String>.text(
             "routes", "path",
-            help: "One bridge for many apps: a JSON routes file (see below) naming each sender's upstream "
+            help: "One bridge for many apps: a JSON routes file (see above) naming each sender's upstream "
                 + "credential; SIGHUP reloads it.")
         static let topic = Option<String>.text(
             "topic", "bundle-id", help: "The apns-topic of every request (default: each sender certificate's topic).")
