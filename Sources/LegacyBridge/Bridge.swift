@@ -45,8 +45,16 @@ public final class Bridge: Sendable {
         public var pinnedFingerprints: [[UInt8]] = []
         /// The HTTP/2 side: server, credentials (a `.p8` key or a certificate), trust, connections.
         public var upstream: ProviderClient.Configuration
-        /// The topic of every request (default: each sender's certificate topic).
+        /// The topic of every request (default: each sender's certificate topic, or its route's
+        /// ``BridgeRoutes/Route/apnsTopic``).
         public var topic: String?
+        /// One bridge for many apps: each sender's route (the first that matches its certificate)
+        /// names the credential and topic it delivers with; a sender no route matches is refused.
+        /// With routes, ``upstream``'s credentials are not used (its server, trust, connections and
+        /// proxy apply to every route's pool), and the CAs and fingerprints the routes name admit
+        /// senders as ``senderCAs`` and ``pinnedFingerprints`` do. Nil (the default): one route,
+        /// ``upstream``'s credentials, for every sender. ``Bridge/reload(routes:)`` replaces them.
+        public var routes: BridgeRoutes?
         /// Where 410 tokens are kept until served, and the resend memory: an SQLite file
         /// (created if missing; one bridge), or a PostgreSQL connection URI
         /// (`postgresql://...`) or libpq `key=value` string, the shared store of a fleet of
@@ -153,15 +161,8 @@ public final class Bridge: Sendable {
     /// - Throws: ``LegacyAPNsError``: the store is locked, corrupt, unwritable or on a full disk;
     ///   no sender CA and no pinned fingerprint; TLS cannot be configured.
     public init(configuration: Configuration) throws {
-        guard !configuration.senderCAs.isEmpty || !configuration.pinnedFingerprints.isEmpty else {
-            throw LegacyAPNsError(
-                .missingCredentials,
-                "the bridge needs a CA for senders' certificates (--client-ca) or pinned fingerprints "
-                    + "(--client-fingerprint): it never accepts any certificate")
-        }
-        if configuration.upstream.credentials.usesTokens, configuration.topic == nil {
-            // Fine: each sender's certificate names its topic. Checked per sender.
-        }
+        // No store is opened for a configuration that admits no sender.
+        _ = try BridgeCore.senderContext(configuration, routes: configuration.routes)
         let store: any BridgeStorage
         if PostgresStore.isConnectionString(configuration.storePath) {
             store = try PostgresStore(connection: configuration.storePath)
@@ -187,8 +188,28 @@ public final class Bridge: Sendable {
     /// Sender connections being served now (gateway and feedback, those in their TLS handshake too).
     public var openConnections: Int { state.withLock { $0.activeConnections } }
 
-    /// The upstream's queue depth and notifications in flight now.
-    public var upstreamOccupancy: ProviderStream.Occupancy { core.upstream.occupancy }
+    /// The upstream's queue depth and notifications in flight now (every route's pool together).
+    public var upstreamOccupancy: ProviderStream.Occupancy {
+        core.allUpstreams.reduce(into: ProviderStream.Occupancy()) { total, upstream in
+            let occupancy = upstream.occupancy
+            total.queued += occupancy.queued
+            total.inFlight += occupancy.inFlight
+        }
+    }
+
+    /// Replaces the routes (``Configuration/routes``) while the bridge runs, as `SIGHUP` does for
+    /// `legacy-push bridge --routes`: a renewed certificate, a new key, a route added or removed.
+    /// Senders connected before keep the route (and pool) they chose at their handshake, and
+    /// nothing in flight is touched; new senders get the new routes. A pool whose credential is
+    /// unchanged (the same ``BridgeRoutes/Route/poolKey``) is kept with its connections; one no
+    /// route uses any more is finished when the bridge stops.
+    ///
+    /// - Throws: ``LegacyAPNsError`` when a credential cannot make a client or the senders' TLS
+    ///   context cannot be made; the old routes then stay, unchanged.
+    @discardableResult
+    public func reload(routes: BridgeRoutes) throws -> BridgeReload {
+        try core.reload(routes)
+    }
 
     /// Whether the bridge can serve a new sender now: nil when it can, else why not. Ready means it
     /// is listening and not stopping, the store answers, and an upstream connection is up or can be
@@ -200,8 +221,10 @@ public final class Bridge: Sendable {
         guard !core.isStopping else { return "the bridge is stopping" }
         guard state.withLock({ !$0.listeners.isEmpty }) else { return "the bridge is not listening" }
         _ = core.store.count()
-        if let failure = core.upstream.readiness(timeout: timeout.inSeconds, countsRefusal: false) {
-            return "no upstream connection: \(failure.reason)"
+        for upstream in core.routing.withLock({ $0.currentUpstreams }) {
+            if let failure = upstream.readiness(timeout: timeout.inSeconds, countsRefusal: false) {
+                return "no upstream connection: \(failure.reason)"
+            }
         }
         return nil
     }
@@ -252,12 +275,14 @@ public final class Bridge: Sendable {
             }
         }
         // The last verdicts, bounded: what does not come in time is given up (and reported).
-        let upstream = core.upstream
+        let upstreams = core.allUpstreams
         let timer = Task {
             try await Task.sleep(for: .seconds(drain))
-            upstream.abandon(LegacyAPNsError(.cancelled, "the bridge stopped"))
+            for upstream in upstreams { upstream.abandon(LegacyAPNsError(.cancelled, "the bridge stopped")) }
         }
-        await upstream.finish()
+        await withTaskGroup(of: Void.self) { group in
+            for upstream in upstreams { group.addTask { await upstream.finish() } }
+        }
         timer.cancel()
         let store = core.store
         await OSThread.run(name: "apns-bridge-store-stop") { store?.stop() }

@@ -10,9 +10,12 @@ import Synchronization
 /// session.
 final class BridgeCore: Sendable {
     let configuration: Bridge.Configuration
-    let translation: BridgeTranslation
-    let senderContext: TLSContext
-    let upstream: BridgeUpstream
+    /// The translation without a route's topic (the run's `apns-id` seed, `--topic`).
+    let translationBase: BridgeTranslation
+    /// The routes, their upstream pools and the senders' TLS context (replaced by a reload).
+    let routing: Mutex<BridgeRouting>
+    /// The pools' event boxes (let go by ``detach()``).
+    let boxes = Mutex<[UpstreamBox]>([])
     /// The resend memory; reach it through ``withMemory(_:)``, which hands its changes to the store.
     let memory: Mutex<BridgeResendMemory>
     /// Entries of the resend memory the store kept from an earlier run.
@@ -27,21 +30,15 @@ final class BridgeCore: Sendable {
     // Set once in `init` (the store's callback needs `self`); read-only afterwards.
     nonisolated(unsafe) private(set) var store: BridgeStore!
     /// How the client's and the store's callbacks reach this core (see ``detach()``).
-    private let router: EventRouter
+    let router: EventRouter
 
     init(configuration: Bridge.Configuration, store: any BridgeStorage) throws {
         self.configuration = configuration
-        var pins = Set<[UInt8]>()
-        for fingerprint in configuration.pinnedFingerprints { pins.insert(fingerprint) }
-        self.senderContext = try TLSContext.server(
-            identity: configuration.identity, clientTrust: configuration.senderCAs,
-            maximum: configuration.maximumTLSVersion,
-            clientCertificates: pins.isEmpty ? .required : .requiredOrPinned(pins))
-        var upstreamConfiguration = configuration.upstream
-        upstreamConfiguration.delivery.keepsVerdictLists = false
-        let usesTokens = upstreamConfiguration.credentials.usesTokens
-        self.translation = BridgeTranslation(
-            fixedTopic: configuration.topic, usesTokens: usesTokens, run: UInt64.random(in: 0...UInt64.max))
+        // Checked before anything else is made (a mistake here leaves nothing running).
+        let context = try Self.senderContext(configuration, routes: configuration.routes)
+        self.translationBase = BridgeTranslation(
+            fixedTopic: configuration.topic, usesTokens: configuration.upstream.credentials.usesTokens,
+            run: UInt64.random(in: 0...UInt64.max))
         // The memory is journaled into the store and starts from what the store kept: a sender
         // answered before a crash resends after the restart, and finds its notifications here.
         var memoryConfiguration = configuration.resendMemory
@@ -56,12 +53,10 @@ final class BridgeCore: Sendable {
         // (nothing connects until the first submission).
         let router = EventRouter()
         self.router = router
-        let tap = configuration.upstreamEvents
-        let client = try ProviderClient(configuration: upstreamConfiguration) { event in
-            tap?(event)
-            router.core?.route(event)
-        }
-        self.upstream = BridgeUpstream(client: client) { event in router.core?.emit(event) }
+        self.routing = Mutex(
+            BridgeRouting(routes: [], configured: false, pools: [:], senderContext: context))
+        let (routing, _) = try makeRouting(configuration.routes, keeping: [:])
+        self.routing.withLock { $0 = routing }
         router.core = self
         self.store = BridgeStore(
             store: store, windowLifetime: memoryConfiguration.lifetime,
@@ -79,7 +74,20 @@ final class BridgeCore: Sendable {
     /// Lets the core go: the callbacks' strong reference to it (a cycle through the client and
     /// the store) is dropped. Called when the ``Bridge`` goes away, when none of them can fire
     /// any more (its threads have ended, the upstream has finished or never connected).
-    func detach() { router.core = nil }
+    func detach() {
+        router.core = nil
+        boxes.withLock { boxes in for box in boxes { box.upstream = nil } }
+    }
+
+    /// The senders' TLS context now.
+    var senderContext: TLSContext { routing.withLock { $0.senderContext } }
+
+    /// Every upstream pool, current and retired.
+    var allUpstreams: [BridgeUpstream] { routing.withLock { $0.allUpstreams } }
+
+    /// The route every sender takes when no routes file is configured, else nil (the route is
+    /// known only once the sender's certificate is).
+    var singleRoute: ActiveRoute? { routing.withLock { $0.configured ? nil : $0.routes.first } }
 
     func emit(_ event: BridgeEvent) {
         configuration.events?(event)
@@ -179,8 +187,8 @@ final class BridgeCore: Sendable {
 
     // MARK: - Verdicts
 
-    /// An upstream event: verdicts go to their sessions, the rest to the event handler.
-    func route(_ event: ProviderEvent) {
+    /// An event of pool `upstream`: verdicts go to their sessions, the rest to the event handler.
+    func route(_ event: ProviderEvent, from upstream: BridgeUpstream) {
         switch event {
         case .accepted(_, let acceptance):
             upstream.noteAnswer()
@@ -311,7 +319,7 @@ final class BridgeCore: Sendable {
 /// release of it down the slow path (4 % less bridge CPU without it in one A/B sitting, within
 /// the noise in another). The cycle it makes (core, upstream, client, handler, router) is broken
 /// by ``BridgeCore/detach()``.
-private final class EventRouter: @unchecked Sendable {
+final class EventRouter: @unchecked Sendable {
     // @unchecked: written in BridgeCore.init before any event can fire and by `detach()` once none
     // can; only read in between.
     var core: BridgeCore?

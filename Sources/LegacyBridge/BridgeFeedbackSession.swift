@@ -15,7 +15,11 @@ struct BridgeFeedbackSession {
 
     func run(_ socket: Socket, pending: PendingHandshake) {
         guard let session = core.acceptSender(socket, client: client, pending: pending) else { return }
-        guard let topic = core.translation.fixedTopic ?? session.peerCertificate?.topic else {
+        // The topic its route's notifications were stored under (a route's apnsTopic, or --topic).
+        let certificate = session.peerCertificate
+        let route = core.route(
+            for: certificate, topic: certificate?.topic, fingerprint: certificate?.sha256Fingerprint ?? [])
+        guard let topic = route?.translation.fixedTopic ?? certificate?.topic else {
             session.closeGently(drainTimeout: 0.5)
             core.refused(client, reason: "its certificate names no topic")
             return

@@ -12,8 +12,8 @@ import Synchronization
 /// memory or the reports.
 final class SenderSession: @unchecked Sendable {
     // @unchecked: what changes is in `state` (one lock over one value) or owned by the session
-    // thread (`remembered`, `admissions`, `forwarding`); `topic` is written once, before the
-    // session's first submission; the rest is immutable.
+    // thread (`remembered`, `admissions`, `forwarding`); `topic` and `route` are written once,
+    // before the session's first submission; the rest is immutable.
     //
     // Lock order: `state`'s lock, then the core's resend memory (``BridgeCore/withMemory(_:)``),
     // then the store's queue; never the other way round. Upstream threads take the memory's lock
@@ -24,6 +24,9 @@ final class SenderSession: @unchecked Sendable {
     private unowned let core: BridgeCore
     private let state: Mutex<State>
     private(set) var topic: String?
+    /// The sender's route (its upstream pool and translation), chosen at its handshake and written
+    /// once, before the session's first submission.
+    private(set) var route: ActiveRoute?
     /// From the accept to the end of the TLS handshake (the upstream's readiness included): the
     /// accept thread may close the connection meanwhile to make room (see ``Bridge``).
     let handshake: PendingHandshake
@@ -160,7 +163,7 @@ final class SenderSession: @unchecked Sendable {
     private func forwardAll(_ batch: [(request: ProviderRequest, tag: UInt64)]) {
         guard !batch.isEmpty else { return }
         core.count { $0.forwarded += batch.count }
-        if let failure = core.upstream.submit(contentsOf: batch) {
+        if let failure = route!.upstream.submit(contentsOf: batch) {
             core.count { $0.unavailable += batch.count }
             for (_, tag) in batch {
                 settle(tag: tag, verdict: .unavailable(reason: "upstream unavailable: \(failure.reason)"))
@@ -170,7 +173,7 @@ final class SenderSession: @unchecked Sendable {
 
     private func forward(_ request: ProviderRequest, sequence: UInt64) {
         core.count { $0.forwarded += 1 }
-        if let failure = core.upstream.submit(request, tag: tag(sequence)) {
+        if let failure = route!.upstream.submit(request, tag: tag(sequence)) {
             core.count { $0.unavailable += 1 }
             settle(tag: tag(sequence), verdict: .unavailable(reason: "upstream unavailable: \(failure.reason)"))
         }
@@ -180,7 +183,9 @@ final class SenderSession: @unchecked Sendable {
 
     /// Serves the sender until the answer, its disconnect, an idle timeout or the bridge's stop.
     func run(_ socket: Socket) {
-        if core.upstream.readiness(timeout: core.configuration.handshakeTimeout.inSeconds) != nil {
+        // Without routes the pool is known before the handshake; with them, only after it.
+        let single = core.singleRoute
+        if let single, single.upstream.readiness(timeout: core.configuration.handshakeTimeout.inSeconds) != nil {
             // Nothing it sent could be delivered: refused before the handshake, so it has sent
             // nothing (the outage is reported once, not per sender; the feedback port stays open).
             core.count { $0.refusedConnections += 1 }
@@ -196,7 +201,13 @@ final class SenderSession: @unchecked Sendable {
         let certificate = session.peerCertificate
         let fingerprint = certificate?.sha256Fingerprint ?? []
         let identity = core.senderIdentity(of: certificate, fingerprint: fingerprint)
-        let senderTopic = core.translation.fixedTopic ?? identity.topic
+        guard let chosen = single ?? chosenRoute(certificate, identity: identity, fingerprint: fingerprint, session)
+        else {
+            end(reason: nil)
+            return
+        }
+        route = chosen
+        let senderTopic = chosen.translation.fixedTopic ?? identity.topic
         topic = senderTopic
         state.withLock { $0.lastFrameAt = Monotonic.now() }  // idle from the end of its handshake on
         core.count { $0.senderConnections += 1 }
@@ -205,6 +216,36 @@ final class SenderSession: @unchecked Sendable {
                 connection: connection, client: client, subject: identity.subject ?? "(none)", topic: senderTopic))
         let reason = serve(session, fingerprint: fingerprint, senderTopic: identity.topic)
         end(reason: reason)
+    }
+
+    /// The first route that takes the sender, once its pool can deliver; nil when none takes it
+    /// (the sender refused, before it is read from, with a line saying why) or its pool cannot
+    /// (refused as before the handshake without routes: the pool reports its outage once).
+    private func chosenRoute(
+        _ certificate: Certificate?, identity: SenderIdentity, fingerprint: [UInt8], _ session: TLSSession
+    ) -> ActiveRoute? {
+        guard let chosen = core.route(for: certificate, topic: identity.topic, fingerprint: fingerprint) else {
+            session.close()
+            core.refused(
+                client,
+                reason: "no route matches its certificate (subject \(identity.subject ?? "(none)"), topic "
+                    + "\(identity.topic ?? "(none)"), SHA-256 \(Self.hex(fingerprint)))")
+            return nil
+        }
+        if chosen.upstream.readiness(timeout: core.configuration.handshakeTimeout.inSeconds) != nil {
+            // As without routes: counted, and the outage reported once (by the pool), not per sender.
+            session.close()
+            core.count { $0.refusedConnections += 1 }
+            return nil
+        }
+        return chosen
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
+        return String(decoding: text, as: UTF8.self)
     }
 
     private func end(reason: String?) {
@@ -377,7 +418,7 @@ final class SenderSession: @unchecked Sendable {
         // Translated here, outside every lock, unless the memory seems to know the frame: a
         // resend whose earlier copy is remembered needs no request unless it has to wait for that
         // copy (about half the frames of a sender that keeps meeting bad tokens are such resends).
-        let translation = core.translation
+        let translation = route!.translation
         let connection = self.connection
         let translate = { (frame: BridgeSenderState.Frame) in
             translation.request(for: frame.notification, connection: connection, senderTopic: senderTopic)

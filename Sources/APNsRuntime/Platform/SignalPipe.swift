@@ -4,7 +4,7 @@ import Synchronization
     import Glibc
 #endif
 
-/// SIGINT and SIGTERM, turned into calls on a thread of their own: the signal handler only
+/// SIGINT and SIGTERM (and SIGHUP once asked for), turned into calls on a thread of their own: the signal handler only
 /// writes the signal's number to a pipe (async-signal-safe), and a dedicated thread reads it and
 /// hands it to Swift code. That thread unblocks both signals for itself, so a signal is delivered
 /// even when the process inherited them blocked (a parent's worker thread spawned it) and every
@@ -22,6 +22,7 @@ package enum SignalPipe {
             sigemptyset(&watched)
             sigaddset(&watched, SIGINT)
             sigaddset(&watched, SIGTERM)
+            sigaddset(&watched, SIGHUP)
             pthread_sigmask(SIG_UNBLOCK, &watched, nil)
             var number: UInt8 = 0
             while true {
@@ -35,13 +36,25 @@ package enum SignalPipe {
                 }
             }
         }
-        for number in [SIGINT, SIGTERM] {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = relaySignal
-            action.sa_flags = SA_RESTART
-            sigemptyset(&action.sa_mask)
-            sigaction(number, &action, nil)
-        }
+        for number in [SIGINT, SIGTERM] { relay(number) }
+    }
+
+    /// SIGHUP's number (the reload signal of long-running servers).
+    package static let hangup = SIGHUP
+
+    /// Relays SIGHUP too (after ``start(_:)``), which otherwise keeps its default action (the
+    /// process ends): for a command that reloads on it.
+    package static func relayHangups() {
+        guard signalPipeWriteEnd.load(ordering: .acquiring) >= 0 else { return }
+        relay(SIGHUP)
+    }
+
+    private static func relay(_ number: Int32) {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = relaySignal
+        action.sa_flags = SA_RESTART
+        sigemptyset(&action.sa_mask)
+        sigaction(number, &action, nil)
     }
 
     /// Ends the process as signal `number`'s default action does (on the signals' thread, which

@@ -51,6 +51,8 @@ final class SignalRelay: Sendable {
         /// What runs before a signal ends the process (kept after ``unwatch(_:)``: the output is
         /// still buffered then).
         var lastWords: (@Sendable () -> Void)?
+        /// What SIGHUP runs (every time), with its id; without one SIGHUP ends the process.
+        var hangup: (id: UInt64, handler: @Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
@@ -80,7 +82,32 @@ final class SignalRelay: Sendable {
         }
     }
 
+    /// Makes `handler` what every SIGHUP runs (on the relay's thread); returns its id.
+    func watchHangups(_ handler: @escaping @Sendable () -> Void) -> UInt64 {
+        let id = state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.hangup = (id, handler)
+            return id
+        }
+        SignalPipe.relayHangups()
+        return id
+    }
+
+    /// Removes hangup watch `id` if it is still the current one: SIGHUP ends the process again.
+    func unwatchHangups(_ id: UInt64) {
+        state.withLock { state in
+            if state.hangup?.id == id { state.hangup = nil }
+        }
+    }
+
     private func deliver(_ number: Int32) {
+        if number == SignalPipe.hangup {
+            let (handler, lastWords) = state.withLock { ($0.hangup?.handler, $0.lastWords) }
+            if let handler { return handler() }
+            lastWords?()
+            SignalPipe.endProcess(as: number)
+        }
         let (handler, lastWords): ((@Sendable () -> Void)?, (@Sendable () -> Void)?) = state.withLock { state in
             guard let current = state.current else { return (nil, state.lastWords) }
             state.current?.fired += 1
@@ -98,6 +125,22 @@ final class SignalRelay: Sendable {
         // signal unblocked, so raise ends the process here), after writing what stdout holds.
         lastWords?()
         SignalPipe.endProcess(as: number)
+    }
+}
+
+/// Runs a callback on every SIGHUP until cancelled (`bridge --routes` reloads on it); without a
+/// watch SIGHUP ends the process, as its default action does.
+final class HangupWatch: Sendable {
+    private let id: UInt64
+
+    /// Starts watching; `handler` runs on the relay's thread, once per signal.
+    init(_ handler: @escaping @Sendable () -> Void) {
+        id = SignalRelay.shared.watchHangups(handler)
+    }
+
+    /// Stops watching.
+    func cancel() {
+        SignalRelay.shared.unwatchHangups(id)
     }
 }
 

@@ -43,6 +43,10 @@ enum BridgeCommand {
             "upstream-cert", "path", help: "Upstream certificate auth: the provider certificate (.p12 or PEM).")
         static let upstreamKey = Option<String>.text(
             "upstream-key", "path", help: "Its PEM private key, when it is not inside --upstream-cert.")
+        static let routes = Option<String>.text(
+            "routes", "path",
+            help: "One bridge for many apps: a JSON routes file (see above) naming each sender's upstream "
+                + "credential; SIGHUP reloads it.")
         static let topic = Option<String>.text(
             "topic", "bundle-id", help: "The apns-topic of every request (default: each sender certificate's topic).")
         static let store = Option<String>.text(
@@ -125,6 +129,8 @@ enum BridgeCommand {
                 ready. Every notification not delivered and not told to its sender (it disconnected first) is \
                 logged as "not delivered". Ctrl-C or SIGTERM stops: senders get status 10 after --drain-timeout.
 
+                Many apps: --routes PATH, a JSON file {"routes":[ROUTE, ...]}, replaces --auth-key and                 --upstream-cert. The first route that matches a sender's certificate is its route:                 "senderTopic" (its certificate's topic), "senderFingerprint" (SHA-256 hex) or "senderCA" (a PEM                 file; a CA there issued it, and the bridge accepts the senders it issued, as a route's                 fingerprint pins its certificate). Each route names its upstream credential: "authKey" (a .p8)                 with "keyId" and "teamId", or "cert" (.p12 or PEM) with optional "key" and "passphraseFile"; and                 optionally "apnsTopic" (the topic of its requests, default the sender's). Relative paths are                 relative to the routes file. Routes with the same credential share one upstream pool. A sender                 no route matches is refused with a line saying why. SIGHUP reloads the file (a renewed                 certificate, a new key, a route added or removed): connected senders keep the route they                 have, nothing in flight is touched; a file that does not load keeps the old routes and says why.
+
                 --metrics HOST:PORT serves GET /metrics (Prometheus), /healthz and /readyz (200 while it \
                 listens, the store answers and an upstream connection can be had; 503 otherwise); see \
                 docs/operations.md. --proxy http://[user:pass@]host:port (or HTTPS_PROXY, minus NO_PROXY) \
@@ -136,7 +142,8 @@ enum BridgeCommand {
                 Options.upstream.spec, Options.sandbox.spec,
                 Options.upstreamCAFile.spec, SendCommand.HTTP2Options.authKey.spec, SendCommand.HTTP2Options.keyID.spec,
                 SendCommand.HTTP2Options.teamID.spec, Options.upstreamCertificate.spec, Options.upstreamKey.spec,
-                Options.topic.spec, Options.store.spec, Options.window.spec, Options.strictOrder.spec,
+                Options.routes.spec, Options.topic.spec, Options.store.spec, Options.window.spec,
+                Options.strictOrder.spec,
                 Options.upstreamConnections.spec, Options.maximumConnections.spec, Options.idleTimeout.spec,
                 Options.drainTimeout.spec, Options.tlsMaximum.spec, ProxyOptions.url.spec, MetricsOptions.address.spec,
                 Options.json.spec, CommonOptions.quiet.spec,
@@ -182,8 +189,19 @@ enum BridgeCommand {
         let proxy = try ProxyOptions.resolve(arguments, for: upstreamEndpoint.host)
         let metered = try MetricsOptions.metrics(arguments)
 
-        let credentials = try upstreamCredentials(arguments, console: console)
-        let (identity, senderCAs) = try senderSide(arguments, console: console, pinned: !fingerprints.isEmpty)
+        let routesPath = try arguments.value(Options.routes)
+        let routes = try routesPath.map { try loadRoutes($0) }
+        let credentials =
+            try routes.map { routes in
+                if let option = arguments.given(["auth-key", "key-id", "team-id", "upstream-cert", "upstream-key"])
+                    .first
+                {
+                    throw CLIError.usage("--routes names each route's upstream credential: leave out --\(option)")
+                }
+                return routes.routes[0].credentials
+            } ?? upstreamCredentials(arguments, console: console)
+        let (identity, senderCAs) = try senderSide(
+            arguments, console: console, pinned: !fingerprints.isEmpty, routed: routes != nil)
         var upstream = ProviderClient.Configuration(server: .custom(upstreamEndpoint), credentials: credentials)
         if let path = try arguments.value(Options.upstreamCAFile) {
             let bytes = try Files.read(path, limit: 16 * 1024 * 1024)
@@ -201,6 +219,7 @@ enum BridgeCommand {
             identity: identity, senderCAs: senderCAs, upstream: upstream, storePath: storePath)
         configuration.pinnedFingerprints = fingerprints
         configuration.topic = try arguments.value(Options.topic)
+        configuration.routes = routes
         configuration.host = host
         configuration.port = port
         configuration.feedbackPort = feedbackPort
@@ -219,6 +238,18 @@ enum BridgeCommand {
             metrics.observe(bridge)
             return MetricsOptions.server(metrics, at: endpoint) { bridge.readiness() }
         }
+        // SIGHUP reloads the routes file; a file that does not load keeps the routes running.
+        let hangups = routesPath.map { path in
+            HangupWatch {
+                do {
+                    let reload = try bridge.reload(routes: loadRoutes(path))
+                    log.line("routes reloaded from \(path): \(reload)")
+                } catch {
+                    log.line("routes not reloaded, the old ones stay: \(reloadFailure(error))")
+                }
+            }
+        }
+        defer { hangups?.cancel() }
         try await InterruptWatch.serve(
             start: { try await MetricsOptions.start(metricsServer) { try await bridge.start() } },
             announce: { started in
@@ -248,6 +279,27 @@ enum BridgeCommand {
         return .success
     }
 
+    /// The routes file at `path` (relative paths in it are relative to its folder).
+    static func loadRoutes(_ path: String) throws -> BridgeRoutes {
+        let bytes = try Files.read(path, limit: 16 * 1024 * 1024)
+        let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return try BridgeRoutes(json: bytes, source: path) { named in
+            let full = named.hasPrefix("/") || !path.contains("/") ? named : folder + "/" + named
+            do {
+                return try Files.read(full, limit: 16 * 1024 * 1024)
+            } catch let error as CLIError {
+                throw LegacyAPNsError(.fileError, error.message)
+            }
+        }
+    }
+
+    /// Why a reload failed, in one line.
+    private static func reloadFailure(_ error: any Error) -> String {
+        if let error = error as? LegacyAPNsError { return error.reason }
+        if let error = error as? CLIError { return error.message }
+        return "\(error)"
+    }
+
     /// `--auth-key` (token auth) or `--upstream-cert` (certificate auth).
     static func upstreamCredentials(_ arguments: ParsedArguments, console: Console) throws -> ProviderCredentials {
         let hasKey = arguments.has(SendCommand.HTTP2Options.authKey)
@@ -275,7 +327,7 @@ enum BridgeCommand {
     }
 
     /// The identity shown to senders and the CAs their certificates must chain to.
-    static func senderSide(_ arguments: ParsedArguments, console: Console, pinned: Bool) throws
+    static func senderSide(_ arguments: ParsedArguments, console: Console, pinned: Bool, routed: Bool = false) throws
         -> (ClientIdentity, [Certificate])
     {
         let givenCA = try arguments.value(Options.clientCA)
@@ -294,7 +346,7 @@ enum BridgeCommand {
                 passphrase: nil)
             return (identity, Certificate.certificates(pemRepresentation: try Files.read(directory + "/chain.pem")))
         }
-        guard givenCA != nil || pinned else {
+        guard givenCA != nil || pinned || routed else {
             throw CLIError.usage(
                 "give --client-ca PATH or --client-fingerprint SHA256: which senders may connect (never anyone)")
         }
