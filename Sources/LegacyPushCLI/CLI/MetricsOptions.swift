@@ -8,11 +8,16 @@ enum MetricsOptions {
         help: "Serve GET /metrics (Prometheus), /healthz and /readyz on this address over plain HTTP "
             + "(e.g. 127.0.0.1:9100; port 0: any free one; keep it on a private interface)."
     ) { text in
-        // Port 0 asks for a free port, as --port 0 does (the announcement names it).
+        try address(text, naming: "--metrics", examplePort: 9100)
+    }
+
+    /// `HOST:PORT` of an option that serves plain HTTP (`--metrics`, `--inbox`); port 0 asks for a
+    /// free port, as --port 0 does (the announcement names it).
+    static func address(_ text: String, naming option: String, examplePort: UInt16) throws -> Endpoint {
         let anyPort = text.hasSuffix(":0")
         do {
             var endpoint = try Endpoint(
-                parsing: anyPort ? text.dropLast() + "1" : text, naming: "--metrics", examplePort: 9100)
+                parsing: anyPort ? text.dropLast() + "1" : text, naming: option, examplePort: examplePort)
             if anyPort { endpoint.port = 0 }
             return endpoint
         } catch let error as LegacyAPNsError {
