@@ -3,6 +3,9 @@
 /// only, so nothing a sender put in a payload, token or topic is ever read as markup or script;
 /// the server's content security policy allows no inline script besides.
 enum InboxPage {
+    /// How many notifications the page shows at most (the newest).
+    static let shown = 500
+
     static let html = """
         <!doctype html>
         <html lang="en">
@@ -12,6 +15,7 @@ enum InboxPage {
         <title>legacy-push inbox</title>
         <link rel="stylesheet" href="/inbox.css">
         <script src="/inbox.js" defer></script>
+        <script src="/initial.js" defer></script>
         </head>
         <body>
         <header>
@@ -68,7 +72,7 @@ enum InboxPage {
     static let script = """
         "use strict";
         // Every value shown comes from a sender: it goes into the page through textContent only.
-        const shown = 500;
+        const shown = \(shown);
         let items = [];
         let newest = 0;
         const list = document.getElementById("notifications");
@@ -183,7 +187,9 @@ enum InboxPage {
           items.unshift(item);
           if (items.length > shown) items.length = shown;
           if (matches(item)) {
-            list.insertBefore(render(item), list.firstChild);
+            const node = render(item);
+            node.dataset.live = "1";
+            list.insertBefore(node, list.firstChild);
             while (list.childNodes.length > shown) list.removeChild(list.lastChild);
             empty.hidden = true;
           }
@@ -196,13 +202,11 @@ enum InboxPage {
           source.onmessage = (event) => { try { add(JSON.parse(event.data)); } catch (error) {} };
         }
 
-        async function start() {
-          try {
-            const response = await fetch("/api/v1/notifications?limit=" + shown);
-            const data = await response.json();
-            items = data.notifications;
-            newest = items.length ? items[0].id : 0;
-          } catch (error) { state.textContent = "could not load: " + error; }
+        // Called by /initial.js (the newest notifications as JSON, loaded with the page, so the
+        // page is complete when it has loaded); then the event stream takes over.
+        function inboxStart(data) {
+          items = data.notifications;
+          newest = items.length ? items[0].id : 0;
           redraw();
           listen();
         }
@@ -214,7 +218,6 @@ enum InboxPage {
           items = [];
           redraw();
         });
-        start();
 
         """
 }

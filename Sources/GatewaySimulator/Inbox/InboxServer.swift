@@ -10,6 +10,7 @@ import Synchronization
 /// | `GET /api/v1/notifications` | `{"notifications":[...]}` newest first (``InboxNotification/json``); query `token`, `topic`, `status` (`accepted`, `rejected` or a verdict), `since` (RFC 3339 or UNIX milliseconds), `limit` |
 /// | `GET /api/v1/notifications/ID` | one notification, or 404 |
 /// | `DELETE /api/v1/notifications` | 204: the inbox is emptied |
+/// | `GET /api/v1/status` | `{"kept":N,"capacity":N,"latestId":N,"streams":N}`: how many are kept, of how many, the newest id, and how many event streams are open (a test can wait for a browser to be watching) |
 /// | `GET /api/v1/stream` | `text/event-stream`: one `data:` line of JSON per notification as it arrives (`id:` is its id; `?after=ID` or `Last-Event-ID` resumes) |
 ///
 /// The runtime's small HTTP server serves it, bounded as ``MetricsServer`` is (16 connections,
@@ -21,6 +22,12 @@ public final class InboxServer: Sendable {
     private let host: String
     private let port: UInt16
     private let server = Mutex<HTTPServer?>(nil)
+    private let streams = Streams()
+
+    /// The number of event streams open now (``InboxServer`` answers it in `GET /api/v1/status`).
+    final class Streams: Sendable {
+        let open = Atomic<Int>(0)
+    }
 
     /// How often a stream looks for new notifications, in seconds.
     static let streamInterval = 0.2
@@ -36,7 +43,10 @@ public final class InboxServer: Sendable {
     /// - Throws: ``LegacyAPNsError`` when the address cannot be bound.
     public func start() async throws -> Endpoint {
         let inbox = self.inbox
-        let http = try HTTPServer(host: host, port: port) { request in Self.answer(request, inbox: inbox) }
+        let streams = self.streams
+        let http = try HTTPServer(host: host, port: port) { request in
+            Self.answer(request, inbox: inbox, streams: streams)
+        }
         server.withLock { $0 = http }
         http.start()
         return http.endpoint
@@ -48,7 +58,7 @@ public final class InboxServer: Sendable {
         await OSThread.run(name: "apns-inbox-stop") { http.stop() }
     }
 
-    static func answer(_ request: HTTPRequest, inbox: PushInbox) -> HTTPResponse {
+    static func answer(_ request: HTTPRequest, inbox: PushInbox, streams: Streams) -> HTTPResponse {
         let path = request.path
         if request.method == "DELETE" {
             guard path == "/api/v1/notifications" else {
@@ -64,6 +74,13 @@ public final class InboxServer: Sendable {
             return asset(InboxPage.script, type: "text/javascript; charset=utf-8")
         case "/inbox.css":
             return asset(InboxPage.style, type: "text/css; charset=utf-8")
+        case "/initial.js":
+            // The page's first list, as a script the page loads with itself: JSON is JavaScript, and
+            // a file of script is never parsed as HTML, so nothing in a payload can end it.
+            var body = Array("inboxStart(".utf8)
+            appendList(inbox.notifications(matching: InboxFilter(limit: InboxPage.shown)), to: &body)
+            body.append(contentsOf: ");\n".utf8)
+            return asset(body, type: "text/javascript; charset=utf-8")
         case "/api/v1/notifications":
             let filter: InboxFilter
             do {
@@ -71,19 +88,23 @@ public final class InboxServer: Sendable {
             } catch {
                 return .text(400, error.reason)
             }
-            var body = Array(#"{"notifications":["#.utf8)
-            for (index, notification) in inbox.notifications(matching: filter).enumerated() {
-                if index > 0 { body.append(UInt8(ascii: ",")) }
-                notification.appendJSON(to: &body)
-            }
-            body.append(contentsOf: "]}\n".utf8)
+            var body: [UInt8] = []
+            appendList(inbox.notifications(matching: filter), to: &body)
+            body.append(0x0A)
             return json(body)
         case "/api/v1/stream":
             let resume = request.field("last-event-id") ?? request.queryItem("after")
             let after = resume.flatMap { Int($0) } ?? inbox.latestID
             return .stream(contentType: "text/event-stream") { writer in
+                streams.open.add(1, ordering: .relaxed)
+                defer { streams.open.subtract(1, ordering: .relaxed) }
                 stream(inbox, after: after, to: writer)
             }
+        case "/api/v1/status":
+            let status =
+                #"{"kept":\#(inbox.count),"capacity":\#(inbox.capacity),"latestId":\#(inbox.latestID),"#
+                + #""streams":\#(streams.open.load(ordering: .relaxed))}"# + "\n"
+            return json(Array(status.utf8))
         default:
             let prefix = "/api/v1/notifications/"
             if path.hasPrefix(prefix) {
@@ -99,9 +120,23 @@ public final class InboxServer: Sendable {
         }
     }
 
+    /// `{"notifications":[...]}`.
+    private static func appendList(_ notifications: [InboxNotification], to body: inout [UInt8]) {
+        body.append(contentsOf: #"{"notifications":["#.utf8)
+        for (index, notification) in notifications.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            notification.appendJSON(to: &body)
+        }
+        body.append(contentsOf: "]}".utf8)
+    }
+
     private static func asset(_ text: String, type: String) -> HTTPResponse {
+        asset(Array(text.utf8), type: type)
+    }
+
+    private static func asset(_ body: [UInt8], type: String) -> HTTPResponse {
         HTTPResponse(
-            status: 200, contentType: type, body: Array(text.utf8),
+            status: 200, contentType: type, body: body,
             fields: [
                 (
                     "Content-Security-Policy",
