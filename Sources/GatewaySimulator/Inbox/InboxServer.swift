@@ -19,9 +19,7 @@ import Synchronization
 /// markup), under a content security policy that allows no script but its own.
 public final class InboxServer: Sendable {
     private let inbox: PushInbox
-    private let host: String
-    private let port: UInt16
-    private let server = Mutex<HTTPServer?>(nil)
+    private let service: HTTPService
     private let streams = Streams()
 
     /// The number of event streams open now (``InboxServer`` answers it in `GET /api/v1/status`).
@@ -35,8 +33,7 @@ public final class InboxServer: Sendable {
     /// A server for `inbox` on `host:port` (port 0: a free one, reported by ``start()``).
     public init(inbox: PushInbox, host: String = "127.0.0.1", port: UInt16) {
         self.inbox = inbox
-        self.host = host
-        self.port = port
+        self.service = HTTPService(host: host, port: port)
     }
 
     /// Binds and starts serving; returns the address (the real port when 0 was asked for).
@@ -44,18 +41,12 @@ public final class InboxServer: Sendable {
     public func start() async throws -> Endpoint {
         let inbox = self.inbox
         let streams = self.streams
-        let http = try HTTPServer(host: host, port: port) { request in
-            Self.answer(request, inbox: inbox, streams: streams)
-        }
-        server.withLock { $0 = http }
-        http.start()
-        return http.endpoint
+        return try service.start { request in Self.answer(request, inbox: inbox, streams: streams) }
     }
 
     /// Stops serving (requests being answered finish first; streams end).
     public func stop() async {
-        guard let http = server.withLock({ $0.take() }) else { return }
-        await OSThread.run(name: "apns-inbox-stop") { http.stop() }
+        await service.stop()
     }
 
     static func answer(_ request: HTTPRequest, inbox: PushInbox, streams: Streams) -> HTTPResponse {
@@ -216,7 +207,8 @@ public final class InboxServer: Sendable {
         guard bytes.count >= 20, let year = number(0, 4), bytes[4] == UInt8(ascii: "-"), let month = number(5, 2),
             bytes[7] == UInt8(ascii: "-"), let day = number(8, 2), bytes[10] | 0x20 == UInt8(ascii: "t"),
             let hour = number(11, 2), bytes[13] == UInt8(ascii: ":"), let minute = number(14, 2),
-            bytes[16] == UInt8(ascii: ":"), let second = number(17, 2), (1...12).contains(month), (1...31).contains(day),
+            bytes[16] == UInt8(ascii: ":"), let second = number(17, 2), (1...12).contains(month),
+            (1...31).contains(day),
             hour < 24, minute < 60, second < 61
         else { return nil }
         var index = 19

@@ -8,11 +8,7 @@ extension GatewaySimulator.Configuration {
     /// answered, not received: they never appear.
     public mutating func showInInbox(_ inbox: PushInbox) {
         recorder = BinaryInboxRecorder(inbox: inbox, next: recorder)
-        let events = self.events
-        self.events = { event in
-            events?(event)
-            inbox.add(event)
-        }
+        alsoReport { inbox.add($0) }
     }
 }
 
@@ -22,11 +18,7 @@ extension ProviderSimulator.Configuration {
     /// the events (after the handler already configured).
     public mutating func showInInbox(_ inbox: PushInbox) {
         recorder = ProviderInboxRecorder(inbox: inbox, next: recorder)
-        let events = self.events
-        self.events = { event in
-            events?(event)
-            inbox.add(event)
-        }
+        alsoReport { inbox.add($0) }
     }
 }
 

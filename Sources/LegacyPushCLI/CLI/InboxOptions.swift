@@ -25,22 +25,10 @@ enum InboxOptions {
         return (inbox, InboxServer(inbox: inbox, host: endpoint.host, port: endpoint.port))
     }
 
-    /// Starts the inbox's server (if any), then the command's servers with `start`; the inbox's
-    /// server stops again when they fail to start.
-    static func start<Endpoints>(
-        _ server: InboxServer?, _ start: () async throws -> Endpoints
-    ) async throws -> (Endpoints, Endpoint?) {
-        let inboxEndpoint = try await server?.start()
-        do {
-            return (try await start(), inboxEndpoint)
-        } catch {
-            await server?.stop()
-            throw error
-        }
-    }
-
     /// The line a command prints once the inbox is served.
     static func announcement(_ endpoint: Endpoint) -> String {
         "inbox on http://\(endpoint)/"
     }
 }
+
+extension InboxServer: SideServer {}

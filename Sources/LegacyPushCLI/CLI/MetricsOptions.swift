@@ -38,10 +38,10 @@ enum MetricsOptions {
         MetricsServer(metrics: metrics, host: endpoint.host, port: endpoint.port, readiness: readiness)
     }
 
-    /// Starts the metrics server (if any), then the command's servers with `start`; the metrics
-    /// server stops again when they fail to start.
+    /// Starts a side server (metrics, inbox; if any), then the command's servers with `start`; the
+    /// side server stops again when they fail to start.
     static func start<Endpoints>(
-        _ server: MetricsServer?, _ start: () async throws -> Endpoints
+        _ server: (any SideServer)?, _ start: () async throws -> Endpoints
     ) async throws -> (Endpoints, Endpoint?) {
         let metricsEndpoint = try await server?.start()
         do {
@@ -57,3 +57,11 @@ enum MetricsOptions {
         "metrics on http://\(endpoint)/metrics"
     }
 }
+
+/// A plain-HTTP server a command runs beside its own (`--metrics`, `--inbox`).
+protocol SideServer: Sendable {
+    func start() async throws -> Endpoint
+    func stop() async
+}
+
+extension MetricsServer: SideServer {}

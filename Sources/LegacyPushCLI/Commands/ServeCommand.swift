@@ -113,7 +113,8 @@ enum ServeCommand {
                 feedbackFile.spec, record.spec, failToken.spec, failEvery.spec, closeAfter.spec, shutdownAfter.spec,
                 CommonOptions.maximumPayload.spec, errorDelay.spec, splitErrors.spec, maximumConnections.spec,
                 idleTimeout.spec, handshakeTimeout.spec, frameTimeout.spec, newestTLS.spec, oldestTLS.spec,
-                environment.spec, topic.spec, MetricsOptions.address.spec, InboxOptions.address.spec, InboxOptions.size.spec, quiet.spec, http2.spec,
+                environment.spec, topic.spec, MetricsOptions.address.spec, InboxOptions.address.spec,
+                InboxOptions.size.spec, quiet.spec, http2.spec,
             ]
         }
 
@@ -200,7 +201,7 @@ enum ServeCommand {
         }
         try await InterruptWatch.serve(
             start: {
-                try await InboxOptions.start(inboxed?.server) {
+                try await MetricsOptions.start(inboxed?.server) {
                     try await MetricsOptions.start(metricsServer) { try await simulator.start() }
                 }
             },

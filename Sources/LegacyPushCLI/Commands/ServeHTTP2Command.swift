@@ -134,7 +134,8 @@ enum ServeHTTP2Command {
                 goawayAfter.spec, shutdownAfter.spec, resetAfter.spec, stallToken.spec, errorDelay.spec,
                 randomFaults.spec, clockSkew.spec, record.spec, maximumConnections.spec, firstRequestTimeout.spec,
                 idleTimeout.spec,
-                newestTLS.spec, MetricsOptions.address.spec, InboxOptions.address.spec, InboxOptions.size.spec, quiet.spec,
+                newestTLS.spec, MetricsOptions.address.spec, InboxOptions.address.spec, InboxOptions.size.spec,
+                quiet.spec,
             ]
         }
 
@@ -341,7 +342,7 @@ enum ServeHTTP2Command {
         }
         try await InterruptWatch.serve(
             start: {
-                try await InboxOptions.start(inboxed?.server) {
+                try await MetricsOptions.start(inboxed?.server) {
                     try await MetricsOptions.start(metricsServer) { try await simulator.start() }
                 }
             },

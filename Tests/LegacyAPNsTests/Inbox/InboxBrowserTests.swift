@@ -17,7 +17,6 @@ import Testing
         "--user-data-dir=" + NSTemporaryDirectory() + "inbox-chromium-\(getpid())",
     ]
 
-
     static func count(_ text: String, in dom: String) -> Int {
         dom.components(separatedBy: text).count - 1
     }
@@ -32,7 +31,8 @@ import Testing
         let scratch = try ScratchDirectory()
 
         // A hostile alert, a silent push and a Live Activity update.
-        let hostile = #"{"aps":{"alert":{"title":"<img src=x onerror=\"document.title='pwned'\">","#
+        let hostile =
+            #"{"aps":{"alert":{"title":"<img src=x onerror=\"document.title='pwned'\">","#
             + #""subtitle":"</script><script>document.title='pwned'</script>","body":"<b>bold</b> & more"},"#
             + #""badge":7,"sound":"chime.caf"}}"#
         let lines = [

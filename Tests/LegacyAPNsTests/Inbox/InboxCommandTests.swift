@@ -7,7 +7,8 @@ import Testing
 /// `--inbox` as a developer uses it: `serve` and `serve --http2` as processes, notifications sent
 /// with our own `send`, the JSON API read with curl and the event stream with a raw socket.
 @Suite(.serialized) struct InboxCommandTests {
-    static let hostile = #"<script>document.title='pwned'</script><img src=x onerror="document.title='pwned'"></script>"#
+    static let hostile =
+        #"<script>document.title='pwned'</script><img src=x onerror="document.title='pwned'"></script>"#
 
     /// The inbox's base URL a command announced.
     static func inboxURL(_ process: ChildProcess) throws -> String {
@@ -70,10 +71,14 @@ import Testing
         let first = try #require(all.last)
         #expect(first["token"] as? String == good)
         #expect(first["protocol"] as? String == "binary")
-        #expect((first["payload"] as? String)?.contains(Self.hostile.replacingOccurrences(of: "\"", with: "\\\"")) == true)
+        #expect(
+            (first["payload"] as? String)?.contains(Self.hostile.replacingOccurrences(of: "\"", with: "\\\"")) == true)
         #expect((first["frameHex"] as? String)?.hasPrefix("01") == true)
 
-        #expect(try Self.notifications(base + "/api/v1/notifications?status=rejected").map { $0["token"] as? String } == [bad])
+        #expect(
+            try Self.notifications(base + "/api/v1/notifications?status=rejected").map { $0["token"] as? String } == [
+                bad
+            ])
         #expect(try Self.notifications(base + "/api/v1/notifications?token=\(good.uppercased())").count == 1)
         #expect(try Self.notifications(base + "/api/v1/notifications?limit=1").map { $0["id"] as? Int } == [3])
         #expect(try Self.notifications(base + "/api/v1/notifications?since=2000-01-01T00:00:00Z").count == 3)
@@ -125,8 +130,9 @@ import Testing
         #expect(headers["apns-topic"] == "com.example.legacy")
         #expect(headers[":path"] == "/3/device/" + String(repeating: "ab", count: 32))
         #expect(headers["authorization"] == nil)
-        #expect(try curlStatus(base + "/api/v1/notifications?topic=com.example.legacy&status=accepted").body.contains(
-            #""pushType":"alert""#))
+        #expect(
+            try curlStatus(base + "/api/v1/notifications?topic=com.example.legacy&status=accepted").body.contains(
+                #""pushType":"alert""#))
     }
 
     @Test func aBadInboxAddressOrSizeIsOneErrorLine() async {

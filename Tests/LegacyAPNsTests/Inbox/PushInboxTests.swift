@@ -1,14 +1,16 @@
 import APNsCore
 import Foundation
-@testable import GatewaySimulator
 import Testing
+
+@testable import GatewaySimulator
 
 /// The inbox as a library: bounded, newest first, filtered, cleared, and subscribed to.
 @Suite struct PushInboxTests {
     static func frame(_ byte: UInt8, _ alert: String) throws -> Frame {
         let token = try Self.token(byte)
         let payload = try Payload(json: #"{"aps":{"alert":"\#(alert)"}}"#)
-        return .notification(PushNotification(token: token, payload: payload, identifier: UInt32(byte)), command: .enhanced)
+        return .notification(
+            PushNotification(token: token, payload: payload, identifier: UInt32(byte)), command: .enhanced)
     }
 
     static func token(_ byte: UInt8) throws -> DeviceToken {
