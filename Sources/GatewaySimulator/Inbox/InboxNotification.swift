@@ -21,7 +21,7 @@ public struct InboxNotification: Sendable, Hashable {
         case rejected
     }
 
-    /// The inbox's number for it (1 for the first; given by ``PushInbox/add(_:)``).
+    /// The inbox's number for it (1 for the first; given by the inbox when it is added).
     public var id: Int
     /// When the simulator handed it over: UNIX time in milliseconds.
     public var receivedMilliseconds: Int64

@@ -13,7 +13,7 @@ import Synchronization
 /// | `GET /api/v1/status` | `{"kept":N,"capacity":N,"latestId":N,"streams":N}`: how many are kept, of how many, the newest id, and how many event streams are open (a test can wait for a browser to be watching) |
 /// | `GET /api/v1/stream` | `text/event-stream`: one `data:` line of JSON per notification as it arrives (`id:` is its id; `?after=ID` or `Last-Event-ID` resumes) |
 ///
-/// The runtime's small HTTP server serves it, bounded as ``MetricsServer`` is (16 connections,
+/// The runtime's small HTTP server serves it, bounded as APNsMetrics's `MetricsServer` is (16 connections,
 /// 8 KiB request heads, 10 s per request), bound to 127.0.0.1 unless you pass another host. A
 /// payload is whatever a sender sent: the page puts it into the document as text only (never as
 /// markup), under a content security policy that allows no script but its own.
