@@ -33,6 +33,7 @@ postgresql	tests	a throwaway PostgreSQL 15 server the fleet tests start as the p
 haproxy	tests	the TCP load balancer the fleet tests put in front of two bridges
 git	tests	the README test checks with git status that the README's commands leave the checkout clean
 tinyproxy	tests	a real HTTP proxy (CONNECT, BasicAuth) that send --http2 and the bridge tunnel through in the tests
+chromium	tests	headless Chromium, the real browser the inbox page test loads against a running simulator
 python3	tests	runs the Python judges (PyJWT, aioapns, h2, pushjack, prometheus-client)
 python3-venv	tests	python3 -m venv, for the judges' venv in .build/test-tools"
 

@@ -1,6 +1,5 @@
 import APNsCore
 internal import APNsRuntime
-import Synchronization
 
 /// Serves ``PushMetrics`` over HTTP/1.1 for Prometheus and for load balancers' probes:
 ///
@@ -24,10 +23,8 @@ import Synchronization
 /// ```
 public final class MetricsServer: Sendable {
     private let metrics: PushMetrics
-    private let host: String
-    private let port: UInt16
     private let readiness: @Sendable () -> String?
-    private let server = Mutex<HTTPServer?>(nil)
+    private let service: HTTPService
 
     /// A server for `metrics` on `host:port` (port 0: a free one, reported by ``start()``);
     /// `readiness` returns nil when ready, else why not.
@@ -36,8 +33,7 @@ public final class MetricsServer: Sendable {
         readiness: @escaping @Sendable () -> String? = { nil }
     ) {
         self.metrics = metrics
-        self.host = host
-        self.port = port
+        self.service = HTTPService(host: host, port: port)
         self.readiness = readiness
     }
 
@@ -46,18 +42,12 @@ public final class MetricsServer: Sendable {
     public func start() async throws -> Endpoint {
         let metrics = self.metrics
         let readiness = self.readiness
-        let http = try HTTPServer(host: host, port: port) { request in
-            Self.answer(request, metrics: metrics, readiness: readiness)
-        }
-        server.withLock { $0 = http }
-        http.start()
-        return http.endpoint
+        return try service.start { request in Self.answer(request, metrics: metrics, readiness: readiness) }
     }
 
     /// Stops serving (requests being answered finish first).
     public func stop() async {
-        guard let http = server.withLock({ $0.take() }) else { return }
-        await OSThread.run(name: "apns-metrics-stop") { http.stop() }
+        await service.stop()
     }
 
     static func answer(

@@ -32,10 +32,15 @@ extension PushMetricsListener {
 extension GatewaySimulator.Configuration {
     /// Reports to `listener` too, after the event handler already configured.
     public mutating func reportMetrics(to listener: some PushMetricsListener) {
+        alsoReport { listener.record($0) }
+    }
+
+    /// Calls `handler` for every event too, after the handler already configured.
+    mutating func alsoReport(_ handler: @escaping @Sendable (SimulatorEvent) -> Void) {
         let events = self.events
         self.events = { event in
             events?(event)
-            listener.record(event)
+            handler(event)
         }
     }
 }
@@ -44,10 +49,15 @@ extension ProviderSimulator.Configuration {
     /// Reports to `listener` too, after the event handler already configured (with a handler, the
     /// simulator describes each rejected request: that costs a little per rejection).
     public mutating func reportMetrics(to listener: some PushMetricsListener) {
+        alsoReport { listener.record($0) }
+    }
+
+    /// Calls `handler` for every event too, after the handler already configured.
+    mutating func alsoReport(_ handler: @escaping @Sendable (ProviderSimulatorEvent) -> Void) {
         let events = self.events
         self.events = { event in
             events?(event)
-            listener.record(event)
+            handler(event)
         }
     }
 }

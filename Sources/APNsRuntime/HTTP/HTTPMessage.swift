@@ -124,3 +124,45 @@ package final class HTTPStreamWriter {
         return false
     }
 }
+
+extension HTTPRequest {
+    /// The query's `name=value` pairs in order, percent-decoded (`+` is a space, as forms send
+    /// it); a pair that does not decode to UTF-8 is left out.
+    package var queryItems: [(name: String, value: String)] {
+        query.split(separator: "&").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.formDecoded(parts[0]),
+                let value = Self.formDecoded(parts.count > 1 ? parts[1] : "")
+            else { return nil }
+            return (name, value)
+        }
+    }
+
+    /// The first value of query parameter `name`, if present.
+    package func queryItem(_ name: String) -> String? {
+        queryItems.first { $0.name == name }?.value
+    }
+
+    private static func formDecoded(_ text: Substring) -> String? {
+        let utf8 = Array(text.utf8)
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(utf8.count)
+        var index = 0
+        while index < utf8.count {
+            switch utf8[index] {
+            case UInt8(ascii: "+"):
+                decoded.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard index + 2 < utf8.count, let high = JSONScanner.hexValue(utf8[index + 1]),
+                    let low = JSONScanner.hexValue(utf8[index + 2])
+                else { return nil }
+                decoded.append(high << 4 | low)
+                index += 2
+            case let byte:
+                decoded.append(byte)
+            }
+            index += 1
+        }
+        return String(validating: decoded, as: UTF8.self)
+    }
+}

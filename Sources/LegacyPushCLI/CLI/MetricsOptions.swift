@@ -8,11 +8,16 @@ enum MetricsOptions {
         help: "Serve GET /metrics (Prometheus), /healthz and /readyz on this address over plain HTTP "
             + "(e.g. 127.0.0.1:9100; port 0: any free one; keep it on a private interface)."
     ) { text in
-        // Port 0 asks for a free port, as --port 0 does (the announcement names it).
+        try address(text, naming: "--metrics", examplePort: 9100)
+    }
+
+    /// `HOST:PORT` of an option that serves plain HTTP (`--metrics`, `--inbox`); port 0 asks for a
+    /// free port, as --port 0 does (the announcement names it).
+    static func address(_ text: String, naming option: String, examplePort: UInt16) throws -> Endpoint {
         let anyPort = text.hasSuffix(":0")
         do {
             var endpoint = try Endpoint(
-                parsing: anyPort ? text.dropLast() + "1" : text, naming: "--metrics", examplePort: 9100)
+                parsing: anyPort ? text.dropLast() + "1" : text, naming: option, examplePort: examplePort)
             if anyPort { endpoint.port = 0 }
             return endpoint
         } catch let error as LegacyAPNsError {
@@ -33,10 +38,10 @@ enum MetricsOptions {
         MetricsServer(metrics: metrics, host: endpoint.host, port: endpoint.port, readiness: readiness)
     }
 
-    /// Starts the metrics server (if any), then the command's servers with `start`; the metrics
-    /// server stops again when they fail to start.
+    /// Starts a side server (metrics, inbox; if any), then the command's servers with `start`; the
+    /// side server stops again when they fail to start.
     static func start<Endpoints>(
-        _ server: MetricsServer?, _ start: () async throws -> Endpoints
+        _ server: (any SideServer)?, _ start: () async throws -> Endpoints
     ) async throws -> (Endpoints, Endpoint?) {
         let metricsEndpoint = try await server?.start()
         do {
@@ -52,3 +57,11 @@ enum MetricsOptions {
         "metrics on http://\(endpoint)/metrics"
     }
 }
+
+/// A plain-HTTP server a command runs beside its own (`--metrics`, `--inbox`).
+protocol SideServer: Sendable {
+    func start() async throws -> Endpoint
+    func stop() async
+}
+
+extension MetricsServer: SideServer {}

@@ -64,87 +64,107 @@ enum DemoCommand {
         ]
         let recorder = MemoryRecorder()
         simulatorConfiguration.recorder = recorder
+        let inbox = PushInbox()
+        simulatorConfiguration.showInInbox(inbox)
+        let inboxServer = InboxServer(inbox: inbox, port: 0)
+        let inboxEndpoint = try await inboxServer.start()
         let simulator = try GatewaySimulator(configuration: simulatorConfiguration)
-        return try await simulator.withRunning { endpoints -> ExitStatus in
-            say("1. Gateway simulator listening on \(endpoints.gateway), feedback service on \(endpoints.feedback!).")
-            say("   Like Apple's gateway it requires a client certificate from its CA, answers a bad frame with a")
-            say("   6-byte error response (command 8, status, identifier), and then closes the connection.")
-            say()
+        let status: ExitStatus
+        do {
+            status = try await run(simulator)
+        } catch {
+            await inboxServer.stop()
+            throw error
+        }
+        await inboxServer.stop()
+        return status
 
-            // 2. The provider certificate, Keychain style.
-            let p12 = directory + "/universal-legacy.p12"
-            let identity = try ClientIdentity(pkcs12: Files.read(p12), passphrase: BundledCertificates.passphrase)
-            let summary = CertificateSummary(
-                certificate: identity.certificate, privateKey: identity.privateKey, now: Host.unixTime())
-            say("2. Provider certificate \(p12)")
-            say("   (RC2-40 + 3DES encrypted, like a Keychain export; opened via OpenSSL's legacy provider)")
-            say(
-                "   topic \(summary.topic ?? "?"), environment \(summary.environment.rawValue), \(summary.daysLeft) days left"
-            )
-            say()
-
-            // 3. The send.
-            let badPosition = (count + 1) / 2
-            say(
-                "3. Sending \(count) notifications over one TLS connection; #\(badPosition) goes to a token the gateway rejects."
-            )
-            say("   The gateway never says \"accepted\": only its answer to a later frame proves earlier ones went")
-            say("   through, so the client ends with a deliberately invalid frame and waits for that answer.")
-            var configuration = PushClient.Configuration(
-                gateway: .custom(host: endpoints.gateway.host, port: endpoints.gateway.port),
-                tls: TLSConfiguration(identity: identity, trust: .certificates(ca)))
-            configuration.idleConfirmationDelay = .milliseconds(50)
-            let narration = Mutex<[String]>([])
-            let client = try PushClient(configuration: configuration) { event in
-                if let line = narrate(event) { narration.withLock { $0.append(line) } }
-            }
-            let notifications = (1...count).map { index in
-                PushNotification(
-                    token: index == badPosition ? badToken : demoToken(index),
-                    payload: try! PayloadBuilder(alert: .text("Hello #\(index)"), badge: index).build(),
-                    identifier: UInt32(index))
-            }
-            let report = await client.send(notifications)
-            for line in narration.withLock({ $0 }) { say("   " + line) }
-            say(
-                "   Result: \(report.accepted) accepted, \(report.rejected.count) rejected, \(report.unconfirmed.count) unconfirmed, "
-                    + "\(report.resent) resent, \(report.possibleDuplicates) possible duplicates, in \(SendOutput.format3(report.seconds)) s."
-            )
-            say("   The gateway recorded \(recorder.count) notifications, each once.")
-            say()
-
-            // 4. Feedback.
-            say("4. Polling the feedback service (tokens of uninstalled apps; the list is cleared once read):")
-            let reader = try FeedbackReader(
-                configuration: .init(
-                    service: .custom(host: endpoints.feedback!.host, port: endpoints.feedback!.port),
-                    tls: TLSConfiguration(identity: identity, trust: .certificates(ca))))
-            let feedback = await reader.read()
-            for record in feedback.records { say("   \(record.textLine)") }
-            if let failure = feedback.failure { say("   feedback failed: \(failure.reason)") }
-            say()
-
-            // 5. The migration.
-            let migration = try await migration(
-                count: count, directory: directory, identity: identity, serverIdentity: serverIdentity, ca: ca,
-                clientTrust: clientTrust, say: say)
-
-            let expected =
-                report.failure == nil && report.accepted == count - 1 && report.rejected.count == 1
-                && feedback.failure == nil && feedback.records.count == 2
-                && migration.report.failure == nil && migration.report.accepted == count - 1
-                && migration.report.rejected.count == 1 && migration.delivered == count - 2 && migration.deliveredOnce
-                && migration.feedback.map(\.token) == [demoToken(count)]
-            if expected {
-                say("Done: every notification has a verdict; nothing was lost or silently sent twice.")
+        func run(_ simulator: GatewaySimulator) async throws -> ExitStatus {
+            try await simulator.withRunning { endpoints -> ExitStatus in
                 say(
-                    "Next: 'legacy-push serve' to test your own sender, 'legacy-push bridge --help' to keep it working,"
+                    "1. Gateway simulator listening on \(endpoints.gateway), feedback service on \(endpoints.feedback!)."
                 )
-                say("'legacy-push help send' to send for real (--http2 for Apple's HTTP/2 API).")
-                return .success
+                say("   What it receives is on its inbox page at http://\(inboxEndpoint)/ while the demo runs.")
+                say("   Like Apple's gateway it requires a client certificate from its CA, answers a bad frame with a")
+                say("   6-byte error response (command 8, status, identifier), and then closes the connection.")
+                say()
+
+                // 2. The provider certificate, Keychain style.
+                let p12 = directory + "/universal-legacy.p12"
+                let identity = try ClientIdentity(pkcs12: Files.read(p12), passphrase: BundledCertificates.passphrase)
+                let summary = CertificateSummary(
+                    certificate: identity.certificate, privateKey: identity.privateKey, now: Host.unixTime())
+                say("2. Provider certificate \(p12)")
+                say("   (RC2-40 + 3DES encrypted, like a Keychain export; opened via OpenSSL's legacy provider)")
+                say(
+                    "   topic \(summary.topic ?? "?"), environment \(summary.environment.rawValue), \(summary.daysLeft) days left"
+                )
+                say()
+
+                // 3. The send.
+                let badPosition = (count + 1) / 2
+                say(
+                    "3. Sending \(count) notifications over one TLS connection; #\(badPosition) goes to a token the gateway rejects."
+                )
+                say("   The gateway never says \"accepted\": only its answer to a later frame proves earlier ones went")
+                say("   through, so the client ends with a deliberately invalid frame and waits for that answer.")
+                var configuration = PushClient.Configuration(
+                    gateway: .custom(host: endpoints.gateway.host, port: endpoints.gateway.port),
+                    tls: TLSConfiguration(identity: identity, trust: .certificates(ca)))
+                configuration.idleConfirmationDelay = .milliseconds(50)
+                let narration = Mutex<[String]>([])
+                let client = try PushClient(configuration: configuration) { event in
+                    if let line = narrate(event) { narration.withLock { $0.append(line) } }
+                }
+                let notifications = (1...count).map { index in
+                    PushNotification(
+                        token: index == badPosition ? badToken : demoToken(index),
+                        payload: try! PayloadBuilder(alert: .text("Hello #\(index)"), badge: index).build(),
+                        identifier: UInt32(index))
+                }
+                let report = await client.send(notifications)
+                for line in narration.withLock({ $0 }) { say("   " + line) }
+                say(
+                    "   Result: \(report.accepted) accepted, \(report.rejected.count) rejected, \(report.unconfirmed.count) unconfirmed, "
+                        + "\(report.resent) resent, \(report.possibleDuplicates) possible duplicates, in \(SendOutput.format3(report.seconds)) s."
+                )
+                say("   The gateway recorded \(recorder.count) notifications, each once.")
+                say()
+
+                // 4. Feedback.
+                say("4. Polling the feedback service (tokens of uninstalled apps; the list is cleared once read):")
+                let reader = try FeedbackReader(
+                    configuration: .init(
+                        service: .custom(host: endpoints.feedback!.host, port: endpoints.feedback!.port),
+                        tls: TLSConfiguration(identity: identity, trust: .certificates(ca))))
+                let feedback = await reader.read()
+                for record in feedback.records { say("   \(record.textLine)") }
+                if let failure = feedback.failure { say("   feedback failed: \(failure.reason)") }
+                say()
+
+                // 5. The migration.
+                let migration = try await migration(
+                    count: count, directory: directory, identity: identity, serverIdentity: serverIdentity, ca: ca,
+                    clientTrust: clientTrust, say: say)
+
+                let expected =
+                    report.failure == nil && report.accepted == count - 1 && report.rejected.count == 1
+                    && feedback.failure == nil && feedback.records.count == 2
+                    && migration.report.failure == nil && migration.report.accepted == count - 1
+                    && migration.report.rejected.count == 1 && migration.delivered == count - 2
+                    && migration.deliveredOnce
+                    && migration.feedback.map(\.token) == [demoToken(count)]
+                if expected {
+                    say("Done: every notification has a verdict; nothing was lost or silently sent twice.")
+                    say(
+                        "Next: 'legacy-push serve' to test your own sender, 'legacy-push bridge --help' to keep it working,"
+                    )
+                    say("'legacy-push help send' to send for real (--http2 for Apple's HTTP/2 API).")
+                    return .success
+                }
+                console.error("the demo did not go as expected (see above)")
+                return .refused
             }
-            console.error("the demo did not go as expected (see above)")
-            return .refused
         }
     }
 

@@ -113,7 +113,8 @@ enum ServeCommand {
                 feedbackFile.spec, record.spec, failToken.spec, failEvery.spec, closeAfter.spec, shutdownAfter.spec,
                 CommonOptions.maximumPayload.spec, errorDelay.spec, splitErrors.spec, maximumConnections.spec,
                 idleTimeout.spec, handshakeTimeout.spec, frameTimeout.spec, newestTLS.spec, oldestTLS.spec,
-                environment.spec, topic.spec, MetricsOptions.address.spec, quiet.spec, http2.spec,
+                environment.spec, topic.spec, MetricsOptions.address.spec, InboxOptions.address.spec,
+                InboxOptions.size.spec, quiet.spec, http2.spec,
             ]
         }
 
@@ -163,6 +164,7 @@ enum ServeCommand {
         }
         let recordPath = try arguments.value(Options.record)
         let metered = try MetricsOptions.metrics(arguments)
+        let inboxed = try InboxOptions.inbox(arguments)
         let (identity, trust) = try credentials(arguments, console: console)
         var configuration = GatewaySimulator.Configuration(identity: identity, clientTrust: trust)
         configuration.host = host
@@ -189,6 +191,7 @@ enum ServeCommand {
         }
 
         if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
+        if let inbox = inboxed?.inbox { configuration.showInInbox(inbox) }
 
         FileDescriptor.raiseLimit(to: maximumConnections + 256)
         let simulator = try GatewaySimulator(configuration: configuration)
@@ -197,17 +200,23 @@ enum ServeCommand {
             return MetricsOptions.server(metrics, at: endpoint)
         }
         try await InterruptWatch.serve(
-            start: { try await MetricsOptions.start(metricsServer) { try await simulator.start() } },
+            start: {
+                try await MetricsOptions.start(inboxed?.server) {
+                    try await MetricsOptions.start(metricsServer) { try await simulator.start() }
+                }
+            },
             announce: { started in
-                let (endpoints, metricsEndpoint) = started
+                let ((endpoints, metricsEndpoint), inboxEndpoint) = started
                 console.print("listening on \(endpoints.gateway)")
                 if let feedback = endpoints.feedback { console.print("feedback on \(feedback)") }
                 if let metricsEndpoint { console.print(MetricsOptions.announcement(metricsEndpoint)) }
+                if let inboxEndpoint { console.print(InboxOptions.announcement(inboxEndpoint)) }
                 console.flush()
             },
             stop: {
                 await simulator.stop()
                 await metricsServer?.stop()
+                await inboxed?.server.stop()
             })
         let statistics = simulator.statistics
         var stopped =

@@ -157,8 +157,8 @@ enum ServeHTTP2Command {
                 goawayAfter.spec, shutdownAfter.spec, resetAfter.spec, stallToken.spec, errorDelay.spec,
                 randomFaults.spec, clockSkew.spec, record.spec, maximumConnections.spec, firstRequestTimeout.spec,
                 idleTimeout.spec,
-                newestTLS.spec, MetricsOptions.address.spec, quiet.spec, managementPort.spec, maximumChannels.spec,
-                broadcastDisabled.spec, channelFailEvery.spec,
+                newestTLS.spec, MetricsOptions.address.spec, InboxOptions.address.spec, InboxOptions.size.spec,
+                quiet.spec, managementPort.spec, maximumChannels.spec, broadcastDisabled.spec, channelFailEvery.spec,
             ]
         }
 
@@ -348,6 +348,7 @@ enum ServeHTTP2Command {
             authKeys.append(.init(keyID: argument.keyID, teamID: argument.teamID, publicKey: publicKey))
         }
         let metered = try MetricsOptions.metrics(arguments)
+        let inboxed = try InboxOptions.inbox(arguments)
         let (identity, trust) = try credentials(arguments, console: console)
         var configuration = ProviderSimulator.Configuration(identity: identity, clientTrust: trust)
         configuration.host = host
@@ -379,6 +380,7 @@ enum ServeHTTP2Command {
         }
 
         if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
+        if let inbox = inboxed?.inbox { configuration.showInInbox(inbox) }
 
         let simulator = try ProviderSimulator(configuration: configuration)
         let metricsServer = metered.map { metrics, endpoint in
@@ -386,19 +388,25 @@ enum ServeHTTP2Command {
             return MetricsOptions.server(metrics, at: endpoint)
         }
         try await InterruptWatch.serve(
-            start: { try await MetricsOptions.start(metricsServer) { try await simulator.start() } },
+            start: {
+                try await MetricsOptions.start(inboxed?.server) {
+                    try await MetricsOptions.start(metricsServer) { try await simulator.start() }
+                }
+            },
             announce: { started in
-                let (endpoint, metricsEndpoint) = started
+                let ((endpoint, metricsEndpoint), inboxEndpoint) = started
                 console.print("listening on \(endpoint) (HTTP/2)")
                 if let management = simulator.managementEndpoint {
                     console.print("listening on \(management) (channel management)")
                 }
                 if let metricsEndpoint { console.print(MetricsOptions.announcement(metricsEndpoint)) }
+                if let inboxEndpoint { console.print(InboxOptions.announcement(inboxEndpoint)) }
                 console.flush()
             },
             stop: {
                 await simulator.stop()
                 await metricsServer?.stop()
+                await inboxed?.server.stop()
             })
         console.diagnostic("stopped: \(simulator.statistics.summary)")
         return .success

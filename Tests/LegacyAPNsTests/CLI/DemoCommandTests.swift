@@ -7,6 +7,7 @@ import Testing
             ["demo"], directory: FrameFixtures.directory.deletingLastPathComponent().deletingLastPathComponent())
         #expect(result.status == 0, "\(result.stderr)")
         let output = result.output
+        #expect(output.contains("What it receives is on its inbox page at http://127.0.0.1:"))
         #expect(output.contains("rejected  #3 token 0000000000000000...: status 8 (invalid token)"))
         #expect(output.contains("the gateway discarded everything after id 3 and closed: resending 3"))
         #expect(output.contains("Result: 5 accepted, 1 rejected, 0 unconfirmed, 3 resent, 0 possible duplicates"))

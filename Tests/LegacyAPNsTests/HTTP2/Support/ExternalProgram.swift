@@ -3,11 +3,12 @@ import Testing
 
 /// The tools the loopback tests run (nghttp2's `nghttp` and `nghttpd`, `curl`; `h2load` for the
 /// benchmarks; `haproxy` for the fleet test; `tinyproxy`, the proxy provider connections tunnel
-/// through), found on `PATH` or in the Debian locations. A missing one fails the test naming the
-/// package to install: these tests are never skipped. `Scripts/setup.sh --tests` installs every one
-/// of them (SetupScriptTests checks that for each case).
+/// through; headless `chromium`, the browser the inbox page is loaded in), found on `PATH` or in
+/// the Debian locations. A missing one fails the test naming the package to install: these tests
+/// are never skipped. `Scripts/setup.sh --tests` installs every one of them (SetupScriptTests
+/// checks that for each case).
 enum ExternalProgram: CaseIterable {
-    case nghttp, nghttpd, h2load, curl, haproxy, tinyproxy
+    case nghttp, nghttpd, h2load, curl, haproxy, tinyproxy, chromium
 
     var name: String {
         switch self {
@@ -17,6 +18,7 @@ enum ExternalProgram: CaseIterable {
         case .curl: "curl"
         case .haproxy: "haproxy"
         case .tinyproxy: "tinyproxy"
+        case .chromium: "chromium"
         }
     }
 
@@ -29,6 +31,7 @@ enum ExternalProgram: CaseIterable {
         case .curl: "curl"
         case .haproxy: "haproxy"
         case .tinyproxy: "tinyproxy"
+        case .chromium: "chromium"
         }
     }
 

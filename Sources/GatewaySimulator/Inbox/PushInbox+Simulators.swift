@@ -1,0 +1,101 @@
+import APNsCore
+internal import APNsRuntime
+
+extension GatewaySimulator.Configuration {
+    /// Shows what this simulator receives in `inbox` too: accepted notifications through the
+    /// recorder hand-over (a batch at a time, after the recorder already configured), rejections
+    /// through the events (after the handler already configured). Confirmation barriers are
+    /// answered, not received: they never appear.
+    public mutating func showInInbox(_ inbox: PushInbox) {
+        recorder = BinaryInboxRecorder(inbox: inbox, next: recorder)
+        alsoReport { inbox.add($0) }
+    }
+}
+
+extension ProviderSimulator.Configuration {
+    /// Shows what this simulator receives in `inbox` too: accepted requests through the recorder
+    /// hand-over (a batch at a time, after the recorder already configured), rejections through
+    /// the events (after the handler already configured).
+    public mutating func showInInbox(_ inbox: PushInbox) {
+        recorder = ProviderInboxRecorder(inbox: inbox, next: recorder)
+        alsoReport { inbox.add($0) }
+    }
+}
+
+extension PushInbox {
+    /// Adds the rejection a binary simulator's event reports (other events add nothing).
+    public func add(_ event: SimulatorEvent) {
+        guard case .rejected(let connection, let response, let token, let reason) = event else { return }
+        add([
+            InboxNotification(
+                receivedMilliseconds: Host.unixMilliseconds(), transport: .binary, connection: connection,
+                token: token, status: "\(response.status.rawValue) \(reason)",
+                statusCode: Int(response.status.rawValue), content: .rejected)
+        ])
+    }
+
+    /// Adds the rejection an HTTP/2 simulator's event reports (other events add nothing).
+    public func add(_ event: ProviderSimulatorEvent) {
+        guard case .rejected(let connection, _, let response, let token, _) = event else { return }
+        add([
+            InboxNotification(
+                receivedMilliseconds: Host.unixMilliseconds(), transport: .http2, connection: connection,
+                token: token, status: response.reason?.rawValue ?? "status \(response.status)",
+                statusCode: response.status, content: .rejected)
+        ])
+    }
+
+    /// Adds accepted binary frames of one connection.
+    public func add(frames: [Frame], connection: Int) {
+        let now = Host.unixMilliseconds()
+        add(
+            frames.compactMap { frame in
+                guard case .notification(let notification, _) = frame else { return nil }
+                return InboxNotification(
+                    receivedMilliseconds: now, transport: .binary, connection: connection, token: notification.token,
+                    status: "accepted", statusCode: 0, content: .frame(frame))
+            })
+    }
+
+    /// Adds accepted HTTP/2 requests.
+    public func add(requests: [AcceptedRequest]) {
+        let now = Host.unixMilliseconds()
+        add(
+            requests.map { accepted in
+                var request = accepted.request
+                request.authorizationToken = nil
+                return InboxNotification(
+                    receivedMilliseconds: now, transport: .http2, connection: accepted.connection,
+                    token: accepted.request.deviceToken, status: "accepted", statusCode: 200,
+                    content: .request(request, apnsID: accepted.apnsID))
+            })
+    }
+}
+
+/// Hands a binary simulator's batches to the inbox, then to the recorder configured before.
+struct BinaryInboxRecorder: NotificationRecorder {
+    let inbox: PushInbox
+    let next: (any NotificationRecorder)?
+
+    func record(_ frames: [Frame], connection: Int) {
+        inbox.add(frames: frames, connection: connection)
+        next?.record(frames, connection: connection)
+    }
+
+    func flush() { next?.flush() }
+
+    func connectionClosed(_ connection: Int) { next?.connectionClosed(connection) }
+}
+
+/// Hands an HTTP/2 simulator's batches to the inbox, then to the recorder configured before.
+struct ProviderInboxRecorder: ProviderRecorder {
+    let inbox: PushInbox
+    let next: (any ProviderRecorder)?
+
+    func record(_ requests: [AcceptedRequest]) {
+        inbox.add(requests: requests)
+        next?.record(requests)
+    }
+
+    func flush() { next?.flush() }
+}

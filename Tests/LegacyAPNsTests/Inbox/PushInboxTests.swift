@@ -1,0 +1,95 @@
+import APNsCore
+import Foundation
+import Testing
+
+@testable import GatewaySimulator
+
+/// The inbox as a library: bounded, newest first, filtered, cleared, and subscribed to.
+@Suite struct PushInboxTests {
+    static func frame(_ byte: UInt8, _ alert: String) throws -> Frame {
+        let token = try Self.token(byte)
+        let payload = try Payload(json: #"{"aps":{"alert":"\#(alert)"}}"#)
+        return .notification(
+            PushNotification(token: token, payload: payload, identifier: UInt32(byte)), command: .enhanced)
+    }
+
+    static func token(_ byte: UInt8) throws -> DeviceToken {
+        try DeviceToken(bytes: [UInt8](repeating: byte, count: 32))
+    }
+
+    @Test func keepsOnlyTheNewestCapacityNotificationsNewestFirst() throws {
+        let inbox = PushInbox(capacity: 3)
+        for byte in UInt8(1)...5 { inbox.add(frames: [try Self.frame(byte, "n\(byte)")], connection: 1) }
+        #expect(inbox.count == 3)
+        #expect(inbox.latestID == 5)
+        #expect(inbox.notifications().map(\.id) == [5, 4, 3])
+        #expect(inbox.notification(id: 2) == nil)
+        #expect(inbox.notification(id: 4)?.token == (try Self.token(4)))
+        #expect(inbox.notifications(matching: InboxFilter(limit: 2)).map(\.id) == [5, 4])
+        #expect(inbox.notifications(matching: InboxFilter(after: 4)).map(\.id) == [5])
+        #expect(inbox.notifications(matching: InboxFilter(token: String(repeating: "03", count: 32))).map(\.id) == [3])
+        inbox.removeAll()
+        #expect(inbox.notifications().isEmpty)
+        inbox.add(frames: [try Self.frame(9, "after")], connection: 2)
+        #expect(inbox.notifications().map(\.id) == [6])
+    }
+
+    @Test func rejectionsComeFromTheEventsAndFilterByVerdict() throws {
+        let inbox = PushInbox()
+        let token = try Self.token(7)
+        inbox.add(frames: [try Self.frame(1, "ok")], connection: 1)
+        inbox.add(
+            SimulatorEvent.rejected(
+                connection: 1, response: ErrorResponse(status: .invalidToken, identifier: 2), token: token,
+                reason: "bad"))
+        inbox.add(SimulatorEvent.confirmationAnswered(connection: 1, identifier: 3, accepted: 1))
+        #expect(inbox.count == 2)
+        let rejected = inbox.notifications(matching: InboxFilter(status: "rejected"))
+        #expect(rejected.map(\.status) == ["8 bad"])
+        #expect(rejected.first?.payload == nil)
+        #expect(inbox.notifications(matching: InboxFilter(status: "accepted")).map(\.id) == [1])
+        #expect(inbox.notifications(matching: InboxFilter(status: "8 bad")).map(\.id) == [2])
+    }
+
+    @Test func theJSONOfABinaryFrameCarriesItsHexAndPayload() throws {
+        let inbox = PushInbox()
+        let frame = try Self.frame(1, "</script><img src=x onerror=alert(1)>")
+        inbox.add(frames: [frame], connection: 4)
+        let item = try #require(inbox.notification(id: 1))
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(item.json.utf8)) as? [String: Any])
+        #expect(object["protocol"] as? String == "binary")
+        #expect(object["connection"] as? Int == 4)
+        #expect(object["status"] as? String == "accepted")
+        #expect((object["payload"] as? String)?.contains("</script><img src=x onerror=alert(1)>") == true)
+        var writer = ByteWriter()
+        try FrameEncoder().encode(
+            PushNotification(
+                token: try Self.token(1),
+                payload: try Payload(json: #"{"aps":{"alert":"</script><img src=x onerror=alert(1)>"}}"#),
+                identifier: 1), as: .enhanced, into: &writer)
+        #expect(object["frameHex"] as? String == writer.bytes.map { String(format: "%02x", $0) }.joined())
+        #expect((object["received"] as? String)?.hasSuffix("Z") == true)
+    }
+
+    @Test func aSubscriberSeesWhatIsAddedAfterIt() async throws {
+        let inbox = PushInbox()
+        let updates = inbox.updates()
+        inbox.add(frames: [try Self.frame(1, "a"), try Self.frame(2, "b")], connection: 1)
+        var seen: [Int] = []
+        for await notification in updates {
+            seen.append(notification.id)
+            if seen.count == 2 { break }
+        }
+        #expect(seen == [1, 2])
+    }
+
+    @Test(arguments: [
+        ("2026-01-31T12:00:00Z", Int64(1_769_860_800_000)),
+        ("2026-01-31T12:00:00.25Z", Int64(1_769_860_800_250)),
+        ("2026-01-31T13:00:00+01:00", Int64(1_769_860_800_000)),
+    ])
+    func sinceTakesRFC3339(text: String, milliseconds: Int64) {
+        #expect(InboxServer.parseRFC3339(text) == milliseconds)
+    }
+}
