@@ -166,7 +166,13 @@ final class BridgeStore: @unchecked Sendable {
         guard enqueue(.lookUp(keys, reply: reply)) else {
             return (.failure(LegacyAPNsError(.cancelled, "the bridge is stopping")), false)
         }
-        let result = reply.wait()
+        // Bounded: a slow or silent database costs senders status 10 for what cannot be looked
+        // up, not a session held for as long as the database takes.
+        let result =
+            reply.wait(seconds: Self.lookupWait)
+            ?? .failure(
+                LegacyAPNsError(
+                    .timedOut, "the shared store did not answer within \(Int(Self.lookupWait)) s"))
         let first: Bool = lock.withLock {
             guard case .failure = result else {
                 lookupOutage = false
@@ -177,6 +183,9 @@ final class BridgeStore: @unchecked Sendable {
         }
         return (result, first)
     }
+
+    /// How long a session waits for a lookup in the shared store.
+    static let lookupWait = 5.0
 
     /// Whether the last lookup failed (an outage already reported).
     private var lookupOutage = false
@@ -369,6 +378,19 @@ final class Reply<Value: Sendable>: @unchecked Sendable {
         lock.withLock {
             while value == nil { _ = lock.wait(timeout: 1) }
             return value!
+        }
+    }
+
+    /// The value, or nil when none came within `seconds` (a later one is dropped).
+    func wait(seconds: Double) -> Value? {
+        let deadline = Monotonic.now() + seconds
+        return lock.withLock {
+            while value == nil {
+                let left = deadline - Monotonic.now()
+                guard left > 0 else { return nil }
+                _ = lock.wait(timeout: Swift.min(left, 1))
+            }
+            return value
         }
     }
 }

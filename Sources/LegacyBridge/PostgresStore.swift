@@ -365,11 +365,31 @@ public final class PostgresStore: BridgeStorage {
 
     private func connect() throws {
         close()
-        connection = PQconnectdb(connectionString)
+        connection = Self.open(connectionString)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let message = lastMessage()
             close()
             throw LegacyAPNsError(.connectionFailed, "cannot reach the store \(location): \(message)")
+        }
+    }
+
+    /// How long a connection attempt may take unless the connection string says otherwise
+    /// (libpq waits for ever by default: a database host that drops packets would hold the
+    /// store thread, and every sender waiting on it).
+    static let connectTimeoutSeconds = 5
+
+    /// Connects with `connection` (a URI or key=value string, expanded as libpq's `dbname`),
+    /// with ``connectTimeoutSeconds`` unless the string sets `connect_timeout` itself.
+    private static func open(_ connection: String) -> OpaquePointer? {
+        let keywords = ["connect_timeout", "dbname"]
+        let values = [String(connectTimeoutSeconds), connection]
+        return withCStrings(keywords) { keywordPointers in
+            withCStrings(values) { valuePointers in
+                // Terminated by a null keyword; later entries (the expanded string's) override earlier ones.
+                var keys = Array(UnsafeBufferPointer(start: keywordPointers, count: keywords.count)) + [nil]
+                var vals = Array(UnsafeBufferPointer(start: valuePointers, count: values.count)) + [nil]
+                return PQconnectdbParams(&keys, &vals, 1)
+            }
         }
     }
 
@@ -416,7 +436,7 @@ public final class PostgresStore: BridgeStorage {
             PQreset(connection)
             if PQstatus(connection) == CONNECTION_OK { return }
         } else {
-            connection = PQconnectdb(connectionString)
+            connection = Self.open(connectionString)
             if let connection, PQstatus(connection) == CONNECTION_OK { return }
         }
         throw Failure(code: .connectionFailed, message: "the database cannot be reached (\(lastMessage()))")
