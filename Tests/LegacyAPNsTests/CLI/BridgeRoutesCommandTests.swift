@@ -61,6 +61,9 @@ import Testing
             "--auth-key", "ABC123DEFG:DEF123GHIJ:\(Fixtures.certs("AuthKey_ABC123DEFG.p8"))",
             "--auth-key", "ZYX987WVUT:TEAM2ZZZZZ:\(Fixtures.certs("AuthKey_ZYX987WVUT.p8"))",
             "--team-topic", "DEF123GHIJ:com.example.legacy", "--team-topic", "TEAM2ZZZZZ:com.example.weather",
+            // One stream per connection: the long send below lasts seconds, not a fraction of one,
+            // so the reload lands in its middle however fast the machine is.
+            "--max-streams", "1",
         ])
         defer { _ = server.interruptAndWait() }
         let upstream = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
