@@ -185,6 +185,9 @@ public final class Bridge: Sendable {
     /// Statistics so far.
     public var statistics: BridgeStatistics { core.statistics.withLock { $0 } }
 
+    /// Sender sessions registered (tests: none is kept once its connection and verdicts are over).
+    package var registeredSessions: Int { core.allSessions.count }
+
     /// Sender connections being served now (gateway and feedback, those in their TLS handshake too).
     public var openConnections: Int { state.withLock { $0.activeConnections } }
 

@@ -64,8 +64,13 @@ final class SenderSession: @unchecked Sendable {
             return machine.outstanding == 0 || machine.room >= Swift.max(1, machine.configuration.window / 8)
         }
 
-        /// The thread has ended and every verdict is in: the session can go.
-        var isFinished: Bool { threadEnded && sender.machine.hasActionDue && !sender.machine.willAnswer }
+        /// The thread has ended and no verdict can come any more: every one is in, and either the
+        /// sender was answered (or left) or nothing of it is held (refused before or in its
+        /// handshake: a health check's TCP probe, a failed handshake). The session can go.
+        var isFinished: Bool {
+            let machine = sender.machine
+            return threadEnded && machine.inFlight == 0 && (!machine.willAnswer || machine.outstanding == 0)
+        }
     }
 
     /// The largest frame payload taken (a VoIP push's HTTP/2 limit); the push type's own limit is

@@ -21,6 +21,32 @@ import Testing
         return report.isCompleteSuccess && report.accepted == 50
     }
 
+    /// A load balancer's health check (a TCP connect and close), a failed handshake and a served
+    /// sender each leave nothing behind: the bridge keeps no session once its connection and its
+    /// verdicts are over (a probe every 200 ms used to leave a session each, for good).
+    @Test func probesAndFailedHandshakesLeaveNoSessionBehind() async throws {
+        try await withBridge { fixture in
+            for _ in 0..<20 {
+                let probe = try Socket.connect(
+                    host: fixture.endpoints.gateway.host, port: fixture.endpoints.gateway.port, timeout: 5)
+                probe.close()
+            }
+            let untrusted = try TLSContext.client(TLSConfiguration(identity: nil, trust: .certificates(TestGateway.ca)))
+            for _ in 0..<5 {
+                // No client certificate: refused in the handshake.
+                if let session = try? TLSSession.connect(to: fixture.endpoints.gateway, context: untrusted, timeout: 5)
+                {
+                    var byte = [UInt8](repeating: 0, count: 1)
+                    _ = byte.withUnsafeMutableBytes { session.read(into: $0, waitingUpTo: 2) }
+                    session.close()
+                }
+            }
+            #expect(try await Self.healthy(fixture))
+            let emptied = await eventually(within: .seconds(20)) { fixture.bridge.registeredSessions == 0 }
+            #expect(emptied, "\(fixture.bridge.registeredSessions) sessions still registered")
+        }
+    }
+
     @Test func garbageGetsStatus128AndNothingGoesUpstream() async throws {
         try await withBridge { fixture in
             let session = try Self.connect(fixture)
