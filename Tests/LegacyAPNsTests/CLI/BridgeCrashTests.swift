@@ -29,18 +29,6 @@ import Testing
         return bridge
     }
 
-    /// The tokens the bridge's `--json` events named as possible duplicates.
-    static func namedByBridge(_ lines: [String]) -> Set<Int> {
-        var named = Set<Int>()
-        for line in lines where line.contains(#""event":"possibleDuplicate""#) {
-            guard let range = line.range(of: #""token":""#) else { continue }
-            let hex = line[range.upperBound...].prefix(64)
-            guard let token = try? DeviceToken(hexString: String(hex)) else { continue }
-            named.insert(BridgeFixture.index(of: token))
-        }
-        return named
-    }
-
     @Test func aBridgeKilledAndRestartedOnItsStoreDuplicatesNothingSilently() async throws {
         let count = 20_000
         var picker = SplitMix64(seed: 3203)
@@ -83,37 +71,19 @@ import Testing
             logs += bridge.lines
             #expect(logs.contains { $0.contains(#""event":"senderConnected""#) })
 
-            var deliveries: [Int: Int] = [:]
-            for accepted in upstream.recorder.accepted {
-                deliveries[BridgeFixture.index(of: accepted.request.deviceToken), default: 0] += 1
-            }
-            let unconfirmed = Set(report.unconfirmed.map { BridgeFixture.index(of: $0.notification.token) })
-            let rejected = Set(report.rejected.map { Int($0.identifier ?? 0) })
-            let namedBySender = Set(report.possiblyDuplicated.map { BridgeFixture.index(of: $0.token) })
-            let namedByBridge = Self.namedByBridge(logs)
-            var silent: [Int] = []
-            var lost: [Int] = []
-            var twice = 0
-            for index in 1...count {
-                let times = deliveries[index] ?? 0
-                if bad.contains(index) {
-                    #expect(times == 0, "bad token #\(index) delivered")
-                    #expect(rejected.contains(index) || unconfirmed.contains(index), "bad #\(index) not reported")
-                    continue
-                }
-                if times == 0, !unconfirmed.contains(index), !rejected.contains(index) { lost.append(index) }
-                if times > 1 {
-                    twice += 1
-                    if !namedBySender.contains(index), !namedByBridge.contains(index) { silent.append(index) }
-                }
-            }
+            let ledger = BridgeLedger(
+                count: count, accepted: upstream.recorder.accepted, report: report, logs: logs, undeliverable: bad,
+                bad: bad)
             print(
                 "bridge crash: \(report.accepted) accepted, \(report.rejected.count) rejected, "
-                    + "\(report.unconfirmed.count) unconfirmed, \(twice) delivered twice (\(namedBySender.count) "
-                    + "named by the sender, \(namedByBridge.count) by the bridge), \(silent.count) silently")
+                    + "\(report.unconfirmed.count) unconfirmed, \(ledger.twice) delivered twice "
+                    + "(\(ledger.namedBySender.count) named by the sender, \(ledger.namedByBridges.count) by the "
+                    + "bridge), \(ledger.silent.count) silently")
             #expect(report.sent == count)
-            #expect(lost.isEmpty, "lost: \(lost.prefix(10))")
-            #expect(silent.isEmpty, "delivered twice, named by nobody: \(silent.count), e.g. \(silent.prefix(10))")
+            #expect(ledger.lost.isEmpty, "lost: \(ledger.lost.prefix(10))")
+            #expect(
+                ledger.silent.isEmpty,
+                "delivered twice, named by nobody: \(ledger.silent.count), e.g. \(ledger.silent.prefix(10))")
         }
     }
 }

@@ -118,38 +118,21 @@ import Testing
                 logs += bridges[index].lines
             }
 
-            var deliveries: [Int: Int] = [:]
-            for accepted in upstream.recorder.accepted {
-                deliveries[BridgeFixture.index(of: accepted.request.deviceToken), default: 0] += 1
-            }
-            let unconfirmed = Set(report.unconfirmed.map { BridgeFixture.index(of: $0.notification.token) })
-            let rejected = Set(report.rejected.map { Int($0.identifier ?? 0) })
-            let namedBySender = Set(report.possiblyDuplicated.map { BridgeFixture.index(of: $0.token) })
-            let namedByBridges = BridgeCrashTests.namedByBridge(logs)
+            let ledger = BridgeLedger(
+                count: count, accepted: upstream.recorder.accepted, report: report, logs: logs,
+                undeliverable: bad.union(gone), bad: bad)
             let acknowledged = logs.filter { $0.contains(#""event":"acknowledgedResend""#) }.count
-            var silent: [Int] = []
-            var lost: [Int] = []
-            for index in 1...count {
-                let times = deliveries[index] ?? 0
-                if bad.contains(index) || gone.contains(index) {
-                    #expect(times == 0, "#\(index) (bad or uninstalled) delivered")
-                    if bad.contains(index) {
-                        #expect(rejected.contains(index) || unconfirmed.contains(index), "bad #\(index) not reported")
-                    }
-                    continue
-                }
-                if times == 0, !unconfirmed.contains(index), !rejected.contains(index) { lost.append(index) }
-                if times > 1, !namedBySender.contains(index), !namedByBridges.contains(index) { silent.append(index) }
-            }
             let served = Dictionary(grouping: feedbackTokens.map(BridgeFixture.index(of:)), by: { $0 })
             print(
                 "fleet: \(report.accepted) accepted, \(report.rejected.count) rejected, \(report.unconfirmed.count) "
                     + "unconfirmed, \(report.connections) connections, \(acknowledged) resends answered from the "
-                    + "shared memory, \(namedBySender.count) named by the sender, \(namedByBridges.count) by the "
-                    + "bridges, \(silent.count) silent; \(feedbackTokens.count) feedback tuples")
+                    + "shared memory, \(ledger.namedBySender.count) named by the sender, \(ledger.namedByBridges.count) "
+                    + "by the bridges, \(ledger.silent.count) silent; \(feedbackTokens.count) feedback tuples")
             #expect(report.sent == count)
-            #expect(lost.isEmpty, "lost: \(lost.prefix(10))")
-            #expect(silent.isEmpty, "delivered twice, named by nobody: \(silent.count), e.g. \(silent.prefix(10))")
+            #expect(ledger.lost.isEmpty, "lost: \(ledger.lost.prefix(10))")
+            #expect(
+                ledger.silent.isEmpty,
+                "delivered twice, named by nobody: \(ledger.silent.count), e.g. \(ledger.silent.prefix(10))")
             // Resends crossed bridges and were answered from the shared memory.
             #expect(acknowledged > 0)
             #expect(Set(served.keys) == gone, "410s read back: \(served.keys.sorted()) of \(gone.sorted())")
