@@ -50,11 +50,16 @@ upstream_port=$(free_port)
 pids+=($!)
 wait_for "$work/serve.log" "listening on"
 
+# One session ticket key for the fleet: a sender that reconnects to the other bridge resumes its
+# TLS session there instead of repeating the certificate handshake.
+(umask 077 && head -c 80 /dev/urandom >"$work/session-ticket.key")
+
 declare -A gateway feedback
 start_bridge() {
     "$bin" bridge --port "${gateway[$1]}" --feedback-port "${feedback[$1]}" --upstream "127.0.0.1:$upstream_port" \
         --upstream-ca-file "$certs/ca.pem" --auth-key "$certs/AuthKey_ABC123DEFG.p8" --team-id DEF123GHIJ \
-        --topic com.example.legacy --store "$store" >>"$work/bridge-$1.log" 2>&1 &
+        --topic com.example.legacy --store "$store" --session-ticket-key "$work/session-ticket.key" \
+        >>"$work/bridge-$1.log" 2>&1 &
     eval "bridge_$1=$!"
     pids+=($!)
     wait_for "$work/bridge-$1.log" "feedback on"

@@ -30,15 +30,28 @@ enum FleetBenchmarks {
             var fleet: [BridgeBenchmarks.Run] = []
             var singleBad: [BridgeBenchmarks.Run] = []
             var fleetBad: [BridgeBenchmarks.Run] = []
+            var fleetBadUnshared: [BridgeBenchmarks.Run] = []
+            let ticketKey = scratch + "/session-ticket.key"
+            _ = FileManager.default.createFile(
+                atPath: ticketKey, contents: Data((0..<80).map { _ in UInt8.random(in: 0...255) }),
+                attributes: [.posixPermissions: 0o600])
             for _ in 0..<runs {
                 single.append(try BridgeBenchmarks.throughBridge(input: input, count: count, bad: [], scratch: scratch))
-                fleet.append(try throughFleet(input: input, count: count, bad: [], cluster: cluster, scratch: scratch))
+                fleet.append(
+                    try throughFleet(
+                        input: input, count: count, bad: [], cluster: cluster, scratch: scratch, ticketKey: ticketKey))
                 singleBad.append(
                     try BridgeBenchmarks.throughBridge(input: input, count: count, bad: bad, scratch: scratch))
                 fleetBad.append(
+                    try throughFleet(
+                        input: input, count: count, bad: bad, cluster: cluster, scratch: scratch, ticketKey: ticketKey))
+                fleetBadUnshared.append(
                     try throughFleet(input: input, count: count, bad: bad, cluster: cluster, scratch: scratch))
             }
-            for (name, one, many) in [("clean", single, fleet), ("1 % bad tokens", singleBad, fleetBad)] {
+            for (name, one, many) in [
+                ("clean", single, fleet), ("1 % bad tokens", singleBad, fleetBad),
+                ("1 % bad tokens, no shared session ticket key", singleBad, fleetBadUnshared),
+            ] {
                 let alone = BridgeBenchmarks.Run.median(one)
                 let together = BridgeBenchmarks.Run.median(many)
                 report(
@@ -65,8 +78,10 @@ enum FleetBenchmarks {
 
     /// `send` through HAProxy to two fresh bridges on a fresh database of `cluster`, in front of a
     /// fresh simulator refusing the `bad` tokens (and recording what it accepts when there are any).
+    /// `ticketKey`: the session ticket key file both bridges share, if any.
     static func throughFleet(
-        input: String, count: Int, bad: Set<Int>, cluster: ThrowawayPostgres, scratch: String
+        input: String, count: Int, bad: Set<Int>, cluster: ThrowawayPostgres, scratch: String,
+        ticketKey: String? = nil
     ) throws -> BridgeBenchmarks.Run {
         let record = scratch + "/record.jsonl"
         unlink(record)
@@ -79,7 +94,9 @@ enum FleetBenchmarks {
         defer { serve.stop() }
         let database = try cluster.database(prefix: "fleet")
         let bridges = try (0..<2).map {
-            try BridgeProcess(upstreamPort: serve.port, store: database.uri, log: scratch + "/fleet-bridge-\($0).log")
+            try BridgeProcess(
+                upstreamPort: serve.port, store: database.uri, log: scratch + "/fleet-bridge-\($0).log",
+                ticketKey: ticketKey)
         }
         defer { for bridge in bridges { bridge.stop() } }
         // The benchmark reads no feedback: the feedback backends are the gateway ports.

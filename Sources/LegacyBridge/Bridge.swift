@@ -70,6 +70,16 @@ public final class Bridge: Sendable {
         public var feedbackPort: UInt16? = 0
         /// The newest TLS version offered to senders (TLS 1.2, as Apple's gateway; at least 1.2).
         public var maximumTLSVersion = TLSConfiguration.Version.tls12
+        /// 80 secret bytes (``sessionTicketKeyLength``) that seal senders' TLS session tickets, the
+        /// same for every bridge of a fleet: a sender answered by one bridge that reconnects through
+        /// the load balancer to another resumes its session there instead of repeating the
+        /// certificate handshake (a fleet's senders reconnect after every error response). Nil,
+        /// the default: sessions stay in this process's cache and resume only here. Whoever holds
+        /// the key can open the tickets: keep it as secret as the private key, and replace it (a
+        /// restart of every bridge) now and then.
+        public var sessionTicketKey: [UInt8]?
+        /// The length of ``sessionTicketKey``.
+        public static let sessionTicketKeyLength = TLSContext.sessionTicketKeyLength
         /// Notifications of one sender connection in flight upstream (sent or queued, without a
         /// verdict) at most. By default ``streamsPerUpstreamConnection`` for each upstream
         /// connection: one sender can keep every upstream stream busy, and no more.

@@ -59,6 +59,9 @@ public enum BridgeEvent: Hashable, Sendable {
 public struct BridgeStatistics: Hashable, Sendable, CustomStringConvertible {
     /// Sender connections accepted.
     public var senderConnections = 0
+    /// Of those, the ones that resumed an earlier TLS session (at this bridge, or, with a shared
+    /// ``Bridge/Configuration/sessionTicketKey``, at another of its fleet).
+    public var resumedSenderConnections = 0
     /// Sender connections refused (certificate, handshake, limit).
     public var refusedConnections = 0
     /// Notifications received from senders (frames decoded).
@@ -97,6 +100,7 @@ public struct BridgeStatistics: Hashable, Sendable, CustomStringConvertible {
         return "\(received) received, \(forwarded) forwarded: \(accepted) accepted, \(unregistered) unregistered, "
             + "\(rejected) rejected, \(unavailable) unavailable; \(count(acknowledgedResends, "resend")) acknowledged, "
             + "\(count(possibleDuplicates, "possible duplicate")), \(notDelivered) not delivered, "
-            + "\(count(errorResponses, "error response")), \(count(feedbackServed, "feedback tuple")) served"
+            + "\(count(errorResponses, "error response")), \(count(feedbackServed, "feedback tuple")) served; "
+            + "\(count(senderConnections, "sender connection")) (\(resumedSenderConnections) resumed)"
     }
 }

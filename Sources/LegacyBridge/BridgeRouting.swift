@@ -99,7 +99,8 @@ extension BridgeCore {
         }
         return try TLSContext.server(
             identity: configuration.identity, clientTrust: trust, maximum: configuration.maximumTLSVersion,
-            clientCertificates: pins.isEmpty ? .required : .requiredOrPinned(pins))
+            clientCertificates: pins.isEmpty ? .required : .requiredOrPinned(pins),
+            sessionTicketKeys: configuration.sessionTicketKey)
     }
 
     /// The routes of `routes` (or the single-credential configuration's one), with a pool for

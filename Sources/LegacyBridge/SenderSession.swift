@@ -215,7 +215,11 @@ final class SenderSession: @unchecked Sendable {
         let senderTopic = chosen.translation.fixedTopic ?? identity.topic
         topic = senderTopic
         state.withLock { $0.lastFrameAt = Monotonic.now() }  // idle from the end of its handshake on
-        core.count { $0.senderConnections += 1 }
+        let resumed = session.didResume
+        core.count {
+            $0.senderConnections += 1
+            if resumed { $0.resumedSenderConnections += 1 }
+        }
         core.emit(
             .senderConnected(
                 connection: connection, client: client, subject: identity.subject ?? "(none)", topic: senderTopic))

@@ -17,6 +17,13 @@ package enum FileSystem {
         return Kind(mode: info.st_mode)
     }
 
+    /// The permission bits of what is at `path` (`0o600`), or nil when nothing is there.
+    package static func permissions(of path: String) -> UInt32? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return UInt32(info.st_mode) & 0o7777
+    }
+
     /// Whether something is at `path`.
     package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 

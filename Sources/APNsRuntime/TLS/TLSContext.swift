@@ -83,7 +83,7 @@ package final class TLSContext: @unchecked Sendable {
     package static func server(
         identity: ClientIdentity, clientTrust: [Certificate], minimum: TLSConfiguration.Version = .tls12,
         maximum: TLSConfiguration.Version, clientCertificates: ClientCertificates = .required,
-        applicationProtocols: [String] = []
+        applicationProtocols: [String] = [], sessionTicketKeys: [UInt8]? = nil
     ) throws -> TLSContext {
         let context = try make(method: TLS_server_method(), identity: identity, minimum: minimum)
         _ = COpenSSL_SSL_CTX_set_max_proto_version(context.pointer, maximum == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION)
@@ -114,9 +114,31 @@ package final class TLSContext: @unchecked Sendable {
         // cache: TLS 1.2 resumes by session ID, TLS 1.3 by a stateful ticket (one per connection),
         // so resuming costs no ticket encryption and no certificate parsing.
         _ = SSL_CTX_set_num_tickets(context.pointer, 1)
-        SSL_CTX_set_options(context.pointer, COpenSSL_SSL_OP_NO_TICKET)
+        if let sessionTicketKeys {
+            // A fleet behind a load balancer: the session travels in a ticket sealed with keys
+            // every instance shares, so a sender that reconnects to another instance resumes too.
+            guard sessionTicketKeys.count == Self.sessionTicketKeyLength else {
+                throw LegacyAPNsError(
+                    .tlsConfiguration,
+                    "a session ticket key is \(Self.sessionTicketKeyLength) bytes, not \(sessionTicketKeys.count)")
+            }
+            var keys = sessionTicketKeys
+            guard
+                SSL_CTX_ctrl(context.pointer, SSL_CTRL_SET_TLSEXT_TICKET_KEYS, keys.count, &keys) == 1
+            else {
+                throw LegacyAPNsError(
+                    .tlsConfiguration,
+                    "cannot install the session ticket key: \(OpenSSLError.drain("SSL_CTX_set_tlsext_ticket_keys"))")
+            }
+        } else {
+            SSL_CTX_set_options(context.pointer, COpenSSL_SSL_OP_NO_TICKET)
+        }
         return context
     }
+
+    /// The length of the keys that seal session tickets (OpenSSL's: a 16-byte name, a 32-byte
+    /// HMAC key and a 32-byte AES key).
+    package static let sessionTicketKeyLength = 80
 
     private static func make(method: OpaquePointer?, identity: ClientIdentity?, minimum: TLSConfiguration.Version)
         throws -> TLSContext

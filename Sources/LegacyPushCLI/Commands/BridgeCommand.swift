@@ -56,6 +56,11 @@ enum BridgeCommand {
                 + "postgresql://user@host:port/db (any libpq URI or key=value string; PG* variables apply), the "
                 + "shared store of a fleet of bridges behind a load balancer."
         ).defaulting("legacy-push-bridge.sqlite")
+        static let sessionTicketKey = Option<String>.text(
+            "session-ticket-key", "path",
+            help: "A file of 80 random bytes (head -c 80 /dev/urandom), readable by its owner only, the same for "
+                + "every bridge of a fleet: senders' TLS sessions travel in tickets sealed with it, so a sender that "
+                + "reconnects to another bridge resumes instead of repeating the handshake. Replace it by a restart.")
         static let window = Option<Int>.integer(
             "window",
             help: "Notifications of one sender connection in flight upstream at most (default: 1000 per upstream "
@@ -142,7 +147,8 @@ enum BridgeCommand {
                 Options.upstream.spec, Options.sandbox.spec,
                 Options.upstreamCAFile.spec, SendCommand.HTTP2Options.authKey.spec, SendCommand.HTTP2Options.keyID.spec,
                 SendCommand.HTTP2Options.teamID.spec, Options.upstreamCertificate.spec, Options.upstreamKey.spec,
-                Options.routes.spec, Options.topic.spec, Options.store.spec, Options.window.spec,
+                Options.routes.spec, Options.topic.spec, Options.store.spec, Options.sessionTicketKey.spec,
+                Options.window.spec,
                 Options.strictOrder.spec,
                 Options.upstreamConnections.spec, Options.maximumConnections.spec, Options.idleTimeout.spec,
                 Options.drainTimeout.spec, Options.tlsMaximum.spec, ProxyOptions.url.spec, MetricsOptions.address.spec,
@@ -229,6 +235,7 @@ enum BridgeCommand {
         configuration.idleTimeout = try arguments.required(Options.idleTimeout)
         configuration.drainTimeout = try arguments.required(Options.drainTimeout)
         configuration.maximumTLSVersion = try arguments.required(Options.tlsMaximum)
+        configuration.sessionTicketKey = try arguments.value(Options.sessionTicketKey).map(Self.sessionTicketKey)
         let log = BridgeLog(console: console, json: json, quiet: quiet)
         configuration.events = { log.record($0) }
         if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
@@ -280,6 +287,23 @@ enum BridgeCommand {
     }
 
     /// The routes file at `path` (relative paths in it are relative to its folder).
+    /// The session ticket key in `path`: exactly 80 bytes, in a file no one but its owner can read.
+    static func sessionTicketKey(_ path: String) throws -> [UInt8] {
+        let bytes = try Files.read(path, limit: 4096)
+        guard bytes.count == Bridge.Configuration.sessionTicketKeyLength else {
+            throw CLIError.usage(
+                "'\(path)' holds \(bytes.count) bytes; a session ticket key is "
+                    + "\(Bridge.Configuration.sessionTicketKeyLength) (make one with: head -c 80 /dev/urandom > \(path))")
+        }
+        let mode = FileSystem.permissions(of: path) ?? 0
+        guard mode & 0o077 == 0 else {
+            throw CLIError.usage(
+                "'\(path)' can be read by others (mode \(String(mode & 0o777, radix: 8))): whoever reads the session "
+                    + "ticket key can open senders' sessions; chmod 600 it")
+        }
+        return bytes
+    }
+
     static func loadRoutes(_ path: String) throws -> BridgeRoutes {
         let bytes = try Files.read(path, limit: 16 * 1024 * 1024)
         let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")

@@ -236,7 +236,9 @@ struct BridgeLog: Sendable {
     /// The last line with --json.
     static func summaryJSON(_ statistics: BridgeStatistics) -> String {
         let fields: [(String, Int)] = [
-            ("senderConnections", statistics.senderConnections), ("refusedConnections", statistics.refusedConnections),
+            ("senderConnections", statistics.senderConnections),
+            ("resumedSenderConnections", statistics.resumedSenderConnections),
+            ("refusedConnections", statistics.refusedConnections),
             ("received", statistics.received), ("forwarded", statistics.forwarded), ("accepted", statistics.accepted),
             ("unregistered", statistics.unregistered), ("rejected", statistics.rejected),
             ("acknowledgedResends", statistics.acknowledgedResends),

@@ -206,6 +206,26 @@ import Testing
         #expect(!result.stderr.contains("Fatal error"))
     }
 
+    /// A session ticket key is 80 bytes in a file only its owner can read; anything else is one
+    /// error line saying what is wrong, before anything listens.
+    @Test func aSessionTicketKeyIsEightyBytesOnlyItsOwnerCanRead() async throws {
+        let scratch = try ScratchDirectory()
+        let short = try scratch.write([UInt8](repeating: 7, count: 48), named: "short.key")
+        let open = try scratch.write([UInt8](repeating: 7, count: 80), named: "open.key")
+        chmod(short, 0o600)
+        chmod(open, 0o644)
+        for (path, named) in [(short, "holds 48 bytes"), (open, "chmod 600"), (scratch.file("none.key"), "none.key")] {
+            let result = await CLIRunner.run([
+                "bridge", "--port", "0", "--feedback-port", "0", "--auth-key", Fixtures.certs("AuthKey_ABC123DEFG.p8"),
+                "--team-id", "DEF123GHIJ", "--store", scratch.file("bridge.sqlite"), "--session-ticket-key", path,
+            ])
+            #expect(result.status == 2, "\(result.stderr)")
+            #expect(result.stderr.contains(named), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").filter { $0.contains("error:") }.count == 1)
+            #expect(!result.output.contains("listening"))
+        }
+    }
+
     /// A signal the moment the bridge says it listens stops it, every time: SIGINT and SIGTERM,
     /// started as a shell starts it. A Dispatch signal source lost such a SIGINT about once in
     /// ten to thirty starts (the bridge never stopped; CI saw it three times), hence the repeats.

@@ -19,11 +19,14 @@ import Testing
     static let p8 = Fixtures.certs("AuthKey_ABC123DEFG.p8")
 
     /// A bridge of the fleet, on fixed ports, logging JSON events.
-    static func bridge(port: UInt16, feedbackPort: UInt16, upstream: Endpoint, store: String) throws -> ChildProcess {
+    /// `ticketKey`: the fleet's shared session ticket key file.
+    static func bridge(port: UInt16, feedbackPort: UInt16, upstream: Endpoint, store: String, ticketKey: String)
+        throws -> ChildProcess
+    {
         let bridge = try ChildProcess([
             "bridge", "--port", "\(port)", "--feedback-port", "\(feedbackPort)", "--upstream",
             "127.0.0.1:\(upstream.port)", "--upstream-ca-file", ca, "--auth-key", p8, "--team-id", ProviderPair.teamID,
-            "--store", store, "--topic", "com.example.legacy", "--json",
+            "--store", store, "--topic", "com.example.legacy", "--json", "--session-ticket-key", ticketKey,
         ])
         _ = try #require(bridge.waitForLine { $0.contains("feedback on ") }, "\(bridge.stderr)")
         return bridge
@@ -38,13 +41,20 @@ import Testing
         var bridges: [ChildProcess]
         /// Lines of bridges that were killed or stopped.
         var logs: [String] = []
+        /// The session ticket key every bridge of the fleet shares.
+        let ticketKey: String
 
         init(upstream: ProviderFixture, store: String, bridges count: Int, folder: String) throws {
             self.upstream = upstream
             self.store = store
             ports = try (0..<count).map { _ in (try freeLoopbackPort(), try freeLoopbackPort()) }
-            bridges = try ports.map {
-                try BridgeFleetTests.bridge(port: $0.0, feedbackPort: $0.1, upstream: upstream.endpoint, store: store)
+            ticketKey = folder + "/session-ticket.key"
+            _ = FileManager.default.createFile(
+                atPath: ticketKey, contents: Data((0..<80).map { _ in UInt8.random(in: 0...255) }),
+                attributes: [.posixPermissions: 0o600])
+            bridges = try ports.map { [ticketKey] in
+                try BridgeFleetTests.bridge(
+                    port: $0.0, feedbackPort: $0.1, upstream: upstream.endpoint, store: store, ticketKey: ticketKey)
             }
             balancer = try HAProxyFleet(
                 template: Fixtures.root + "/haproxy/fleet.cfg.in", bridges: ports, folder: folder)
@@ -61,7 +71,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(300))
             bridges[index] = try BridgeFleetTests.bridge(
                 port: ports[index].gateway, feedbackPort: ports[index].feedback, upstream: upstream.endpoint,
-                store: store)
+                store: store, ticketKey: ticketKey)
         }
 
         /// Stops every bridge (each must exit 0) and the balancer; returns every bridge's lines.
@@ -102,6 +112,20 @@ import Testing
                 throw error
             }
         }
+    }
+
+    /// Sender connections and resumed ones, from the summary lines of the bridges that stopped.
+    static func senderConnections(_ lines: [String]) -> (connections: Int, resumed: Int) {
+        func number(_ name: String, in line: String) -> Int {
+            guard let range = line.range(of: "\"\(name)\":") else { return 0 }
+            return Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
+        }
+        var total = (connections: 0, resumed: 0)
+        for line in lines where line.contains(#""event":"summary""#) {
+            total.connections += number("senderConnections", in: line)
+            total.resumed += number("resumedSenderConnections", in: line)
+        }
+        return total
     }
 
     /// `count` notification indexes: 1 % bad tokens and 40 uninstalled apps, from `seed`.
@@ -177,6 +201,11 @@ import Testing
                 "delivered twice, named by nobody: \(ledger.silent.count), e.g. \(ledger.silent.prefix(10))")
             // Resends crossed bridges and were answered from the shared memory.
             #expect(acknowledged > 0)
+            // Reconnects crossed bridges and resumed their TLS sessions there (the shared ticket
+            // key): without it a sender resumes only at the bridge that made its session, which
+            // round robin does not send it back to (26 of 121 resumed without the key).
+            let (connections, resumed) = Self.senderConnections(logs)
+            #expect(resumed * 2 > connections, "\(resumed) of \(connections) sender connections resumed")
             #expect(Set(served.keys) == gone, "410s read back: \(served.keys.sorted()) of \(gone.sorted())")
             #expect(served.values.allSatisfy { $0.count == 1 }, "a 410 read back twice")
         }
