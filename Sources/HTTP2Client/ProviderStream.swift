@@ -46,9 +46,11 @@ public final class ProviderStream: Sendable {
             final.put(report)
         }
         let settings = ProviderConnection.Settings(
-            endpoint: configuration.server.endpoint, context: context, credentials: configuration.credentials,
-            connectTimeout: configuration.connectTimeout.inSeconds, proxy: configuration.proxy?.tunnel,
+            endpoint: configuration.server.endpoint, credentials: configuration.credentials,
             defaultTopic: configuration.topic, clock: clock)
+        let dialer = HTTP2TLSDialer(
+            endpoint: configuration.server.endpoint, context: context, timeout: configuration.connectTimeout.inSeconds,
+            proxy: configuration.proxy?.tunnel)
         let collector = self.collector
         for slot in 0..<slots {
             OSThread.start(name: "apns-h2-\(slot)") {
@@ -59,8 +61,8 @@ public final class ProviderStream: Sendable {
                     connection = kept
                 } else {
                     connection = ProviderConnection(
-                        slot: slot, settings: settings, delivery: delivery, queue: queue, events: events,
-                        keepsConnection: pool != nil)
+                        slot: slot, settings: settings, dialer: dialer, delivery: delivery, queue: queue,
+                        events: events, keepsConnection: pool != nil)
                 }
                 let report = connection.run()
                 // Kept before the report goes in, so the caller's next send finds it.

@@ -218,6 +218,10 @@ final class ModelTransport: Transport {
         return true
     }
 
+    func wait(for events: Readiness, timeout: Double, wake: WakeSignal) -> Bool {
+        wait(for: events, timeout: timeout)
+    }
+
     func close() {
         phase = .closed
     }
