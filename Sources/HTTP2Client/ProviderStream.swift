@@ -155,7 +155,7 @@ public final class ProviderStream: Sendable {
 
     /// Gives what no connection will send any more (retries still waiting, input never taken)
     /// its `unconfirmed` verdict, with an event (connection -1), and counts what was submitted.
-    private static func settleLeftovers(
+    static func settleLeftovers(
         of queue: ProviderWorkQueue, in report: inout ProviderSendReport, keepsLists: Bool,
         events: (@Sendable (ProviderEvent) -> Void)?
     ) {
