@@ -2,7 +2,7 @@ internal import APNsRuntime
 
 /// One HTTP/2 connection that asks one question at a time: the transport under ``ChannelClient``
 /// and ``BroadcastClient``, whose requests are few (a channel created, a broadcast sent) and each
-/// answered before the next. A `Transport` from a ``ProviderDialer`` (TLS with ALPN `h2`), an
+/// answered before the next. A `Transport` from a `TransportDialer` (TLS with ALPN `h2`), an
 /// ``HTTP2Session`` (nghttp2), a provider token per connection for token auth (renewed after 50
 /// minutes). The connection stays open between requests; a kept connection the server closed or
 /// said GOAWAY on meanwhile is replaced before the next request, and a request the server says it
@@ -34,7 +34,7 @@ final class HTTP2Exchange: HTTP2SessionDelegate {
     static let tokenLifetime: Duration = .seconds(50 * 60)
 
     private let settings: Settings
-    private let dialer: any ProviderDialer
+    private let dialer: any TransportDialer
     private var transport: (any Transport)?
     private var session: HTTP2Session?
     private var token: (text: String, signedAt: Duration)?
@@ -50,13 +50,13 @@ final class HTTP2Exchange: HTTP2SessionDelegate {
     private var goaway: (lastStream: Int32, debug: String)?
 
     /// `dialer`: where connections come from; nil, TLS to the settings' endpoint.
-    init(settings: Settings, dialer: (any ProviderDialer)? = nil) {
+    init(settings: Settings, dialer: (any TransportDialer)? = nil) {
         self.settings = settings
         self.dialer =
             dialer
-            ?? HTTP2TLSDialer(
-                endpoint: settings.endpoint, context: settings.context, timeout: settings.timeout,
-                proxy: settings.proxy)
+            ?? TLSTransportDialer(
+                endpoint: settings.endpoint, context: settings.context, proxy: settings.proxy,
+                applicationProtocol: "h2")
     }
 
     deinit {
@@ -162,7 +162,7 @@ final class HTTP2Exchange: HTTP2SessionDelegate {
     }
 
     private func open() throws {
-        let connection = try dialer.connect()
+        let connection = try dialer.connect(timeout: settings.timeout)
         var options = HTTP2Session.Options()
         options.peerMaxConcurrentStreams = 1
         session = try HTTP2Session(role: .client, options: options, delegate: self)

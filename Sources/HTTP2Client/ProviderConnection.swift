@@ -11,7 +11,7 @@ internal import APNsRuntime
 /// nghttp2 delegate turns frames into machine events. Not `Sendable`: one thread at a time owns
 /// it.
 ///
-/// Its connections come from a ``ProviderDialer``: TLS with ALPN `h2` (``HTTP2TLSDialer``), or in
+/// Its connections come from a `TransportDialer`: TLS with ALPN `h2` (`TLSTransportDialer`), or in
 /// the tests the HTTP/2 simulator's sans-IO connection in memory, with faults, so that this very
 /// shell (batching, partial writes, GOAWAY, resets, timeouts) is driven without sockets.
 ///
@@ -24,6 +24,8 @@ final class ProviderConnection: HTTP2SessionDelegate {
         /// The server (its host is every request's `:authority`); the dialer connects to it.
         var endpoint: Endpoint
         var credentials: ProviderCredentials
+        /// Seconds for the connection and its TLS handshake.
+        var connectTimeout: Double
         /// Used for requests without a topic.
         var defaultTopic: String?
         var clock: any ProviderClock
@@ -41,7 +43,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
     static let maximumBodySize = 4096
 
     private let settings: Settings
-    private let dialer: any ProviderDialer
+    private let dialer: any TransportDialer
     private var queue: ProviderWorkQueue
     private var events: (@Sendable (ProviderEvent) -> Void)?
     /// Whether a completed send leaves the connection open (its client keeps connections).
@@ -75,9 +77,9 @@ final class ProviderConnection: HTTP2SessionDelegate {
     /// Signalled by the queue when work arrives while this connection waits with free streams.
     private let wake = WakeSignal()
 
-    /// `dialer`: where connections come from (``HTTP2TLSDialer`` to the settings' endpoint).
+    /// `dialer`: where connections come from (TLS with ALPN `h2` to the settings' endpoint).
     init(
-        slot: Int, settings: Settings, dialer: any ProviderDialer, delivery: ProviderConnectionMachine.Configuration,
+        slot: Int, settings: Settings, dialer: any TransportDialer, delivery: ProviderConnectionMachine.Configuration,
         queue: ProviderWorkQueue, events: (@Sendable (ProviderEvent) -> Void)?, keepsConnection: Bool = false
     ) {
         self.settings = settings
@@ -203,7 +205,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
             discard()
         }
         do {
-            let connection = try dialer.connect()
+            let connection = try dialer.connect(timeout: settings.connectTimeout)
             var options = HTTP2Session.Options()
             // One stream until the server's SETTINGS say how many, whatever the authentication: APNs
             // ends the connection for a stream beyond its limit, even one opened before its

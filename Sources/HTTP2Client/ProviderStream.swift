@@ -47,10 +47,10 @@ public final class ProviderStream: Sendable {
         }
         let settings = ProviderConnection.Settings(
             endpoint: configuration.server.endpoint, credentials: configuration.credentials,
-            defaultTopic: configuration.topic, clock: clock)
-        let dialer = HTTP2TLSDialer(
-            endpoint: configuration.server.endpoint, context: context, timeout: configuration.connectTimeout.inSeconds,
-            proxy: configuration.proxy?.tunnel)
+            connectTimeout: configuration.connectTimeout.inSeconds, defaultTopic: configuration.topic, clock: clock)
+        let dialer = TLSTransportDialer(
+            endpoint: configuration.server.endpoint, context: context, proxy: configuration.proxy?.tunnel,
+            applicationProtocol: "h2")
         let collector = self.collector
         for slot in 0..<slots {
             OSThread.start(name: "apns-h2-\(slot)") {

@@ -49,6 +49,7 @@ import Testing
                 credentials: tokens
                     ? .token(ProviderPair.keyA, keyID: "ABC123DEFG", teamID: ProviderPair.teamID)
                     : .certificate(TestGateway.clientIdentity),
+                connectTimeout: 5,
                 defaultTopic: nil, clock: provider.time),
             dialer: provider, delivery: delivery, queue: queue, events: events)
         var report = connection.run()

@@ -1,8 +1,12 @@
+import APNsCore
+import APNsRuntime
+
 @testable import HTTP2Client
 
-/// The simulated provider dials for the client's connection shell (its `connect()` already has
-/// the dialer's shape).
-extension SimulatedProvider: ProviderDialer {}
+/// The simulated provider dials for the client's connection shell.
+extension SimulatedProvider: TransportDialer {
+    func connect(timeout: Double) throws(LegacyAPNsError) -> any Transport { try connect() }
+}
 
 /// The client's clock in a simulated run is the run's one clock.
 extension SimulatedTime: ProviderClock {
