@@ -48,4 +48,10 @@ package final class TCPTransport: Transport {
     }
 
     package func close() { socket.close() }
+
+    package func closeGently(drainTimeout: Double) {
+        socket.shutdownWrite()
+        socket.drain(for: drainTimeout)
+        socket.close()
+    }
 }

@@ -54,6 +54,11 @@ package protocol Transport: AnyObject {
     func wait(for events: Readiness, timeout: Double, wake: WakeSignal) -> Bool
     /// Closes at once (a TLS close_notify when possible, never blocking).
     func close()
+    /// A server's goodbye: ends the stream (TLS close_notify, FIN), then reads and discards what
+    /// the peer still sends for up to `drainTimeout` seconds before closing. Closing with unread
+    /// input would make the kernel send a reset, and a reset destroys an answer the peer has not
+    /// read yet (the binary protocol's error response).
+    func closeGently(drainTimeout: Double)
 }
 
 extension Transport {

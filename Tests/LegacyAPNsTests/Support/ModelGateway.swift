@@ -225,4 +225,6 @@ final class ModelTransport: Transport {
     func close() {
         phase = .closed
     }
+
+    func closeGently(drainTimeout: Double) { close() }
 }

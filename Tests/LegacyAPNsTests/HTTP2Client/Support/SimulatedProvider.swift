@@ -269,6 +269,8 @@ final class SimulatedProviderTransport: Transport {
         wait(for: events, timeout: timeout)
     }
 
+    func closeGently(drainTimeout: Double) { close() }
+
     func close() {
         finish()
         phase = .reset
