@@ -76,7 +76,8 @@ package struct DeliveryLedger {
         let unconfirmed = Set(buckets.unconfirmed.map(\.position))
         let certainlyNotSent = Set(buckets.unconfirmed.filter { !$0.mayHaveBeenDelivered }.map(\.position))
         #expect(
-            rejected.count == buckets.rejected.count, "a notification was rejected twice", sourceLocation: sourceLocation
+            rejected.count == buckets.rejected.count, "a notification was rejected twice",
+            sourceLocation: sourceLocation
         )
         #expect(
             unconfirmed.count == buckets.unconfirmed.count, "a notification was unconfirmed twice",
@@ -85,7 +86,8 @@ package struct DeliveryLedger {
         #expect(buckets.accepted + rejected.count + unconfirmed.count == count, sourceLocation: sourceLocation)
         if let positions = buckets.acceptedPositions {
             let accepted = Set(positions)
-            #expect(accepted.count == positions.count, "a notification was accepted twice", sourceLocation: sourceLocation)
+            #expect(
+                accepted.count == positions.count, "a notification was accepted twice", sourceLocation: sourceLocation)
             #expect(accepted.count == buckets.accepted, sourceLocation: sourceLocation)
             #expect(
                 accepted.isDisjoint(with: rejected) && accepted.isDisjoint(with: unconfirmed),

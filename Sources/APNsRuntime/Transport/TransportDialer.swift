@@ -25,7 +25,8 @@ package struct TLSTransportDialer: TransportDialer, Sendable {
     /// The protocol the server must not contradict by ALPN ("h2"), if any.
     package var applicationProtocol: String?
 
-    package init(endpoint: Endpoint, context: TLSContext, proxy: ProxyTunnel? = nil, applicationProtocol: String? = nil) {
+    package init(endpoint: Endpoint, context: TLSContext, proxy: ProxyTunnel? = nil, applicationProtocol: String? = nil)
+    {
         self.endpoint = endpoint
         self.context = context
         self.proxy = proxy
@@ -33,9 +34,18 @@ package struct TLSTransportDialer: TransportDialer, Sendable {
     }
 
     package func connect(timeout: Double) throws(LegacyAPNsError) -> any Transport {
+        try connectSession(timeout: timeout)
+    }
+
+    /// The same, as the TLS session itself, offering `ticket` to resume (for a dialer that keeps
+    /// the session's ticket for the next connection: the binary client's).
+    package func connectSession(timeout: Double, resuming ticket: TLSTicket? = nil) throws(LegacyAPNsError)
+        -> TLSSession
+    {
         let tls: TLSSession
         do {
-            tls = try TLSSession.connect(to: endpoint, context: context, timeout: timeout, through: proxy)
+            tls = try TLSSession.connect(
+                to: endpoint, context: context, timeout: timeout, resuming: ticket, through: proxy)
         } catch let error as LegacyAPNsError {
             throw error
         } catch {

@@ -45,7 +45,9 @@ import Testing
                 }
             }
             let count = Swift.min(buffer.count, bytes.count - offset, 1 + Int(random.next() % 100))
-            bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)])) }
+            bytes.withUnsafeBytes {
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)]))
+            }
             offset += count
             return .done(count)
         }
@@ -97,7 +99,8 @@ import Testing
         #expect(received == Array(records.prefix(9)))
         #expect(outcome.failure?.code == .malformedFrame)
         #expect(
-            outcome.failure?.reason.contains("33 bytes of an incomplete tuple at byte 342 were dropped after 9") == true)
+            outcome.failure?.reason.contains("33 bytes of an incomplete tuple at byte 342 were dropped after 9") == true
+        )
     }
 
     @Test func aFailureAfterSomeTuplesKeepsThemAndReportsIt() {

@@ -30,7 +30,8 @@ import Testing
             faults: faults, simulator: simulator, seed: seed, maximumConcurrentStreams: streams,
             authentication: tokens ? .token : .certificate(topics: ["com.example.legacy"], environment: .both))
         let queue = ProviderWorkQueue(capacity: count + 1)
-        _ = queue.pushWaiting(contentsOf: (1...count).map { (SimulatedProvider.request($0), UInt64($0)) }, evenIfStopped: false)
+        _ = queue.pushWaiting(
+            contentsOf: (1...count).map { (SimulatedProvider.request($0), UInt64($0)) }, evenIfStopped: false)
         queue.finish()
         var delivery = ProviderConnectionMachine.Configuration()
         delivery.usesTokens = tokens
@@ -112,12 +113,27 @@ import Testing
         }
     }
 
+    @Test func stalledStreamsAreResetAndRetriedThenEndUnconfirmedWhileTheRestGoesThrough() {
+        var simulator = ProviderFaults()
+        let stalled: Set<Int> = [7, 300, 301, 999]
+        simulator.stallingTokens = Set(stalled.map { SimulatedProvider.request($0).deviceToken })
+        let outcome = Self.run(
+            count: 1_000, faults: .init(partialWrite: 0.2, shortRead: 0.2), simulator: simulator, seed: 5)
+        Self.check(outcome, count: 1_000)
+        #expect(Set(outcome.report.unconfirmed.map { Int($0.position) }) == stalled)
+        #expect(outcome.report.unconfirmed.allSatisfy { $0.mayHaveBeenDelivered }, "timed out: the fate is unknown")
+        #expect(outcome.report.accepted == 1_000 - stalled.count)
+        #expect(outcome.report.retried >= 3 * stalled.count, "each stalled one was tried four times")
+        #expect(outcome.provider.time.seconds >= 4 * 5, "four request timeouts passed, in simulated time")
+    }
+
     @Test func goawaysRefusedStreamsAndUnavailableAreRetriedWithoutDuplicates() {
         var (simulator, bad) = Self.badTokens(every: 151, count: 2_000)
         simulator.random = .init(seed: 0, goaway: 0.004, serviceUnavailable: 0.01, refusedStream: 0.02)
         var sawRefusals = false
         for seed in UInt64(100)...105 {
-            let outcome = Self.run(count: 2_000, faults: .init(partialWrite: 0.2, shortRead: 0.2), simulator: simulator, seed: seed)
+            let outcome = Self.run(
+                count: 2_000, faults: .init(partialWrite: 0.2, shortRead: 0.2), simulator: simulator, seed: seed)
             Self.check(outcome, count: 2_000, bad: bad)
             #expect(outcome.report.possibleDuplicates == 0, "nothing was lost with a connection")
             #expect(outcome.delivered.dropFirst().allSatisfy { $0 <= 1 })

@@ -21,20 +21,17 @@ import TestSupport
 ///
 /// Like the binary client's `ModelGateway`, which drives `GatewayConnection` the same way.
 final class SimulatedProvider {
-    /// Faults of the byte pipe, per call, from 0 to 1.
+    /// Faults of the byte pipe, each a probability per call (from 0 to 1):
+    ///
+    /// | fault | per | effect |
+    /// |---|---|---|
+    /// | `connectFailure` | connection attempt | refused |
+    /// | `partialWrite` | write | only part of the bytes taken |
+    /// | `wantWrite` | write | must wait for writability first |
+    /// | `shortRead` | read | only part of what is there |
+    /// | `deathPerWrite` | write | the connection dies after part of the bytes went through: reset (what the simulator answered and the client has not read is lost) or closed (that is still read, then the end of the stream) |
     struct Faults {
-        /// A connection attempt is refused.
-        var connectFailure = 0.0
-        /// A write takes only part of the bytes.
-        var partialWrite = 0.0
-        /// A write must wait for writability first.
-        var wantWrite = 0.0
-        /// A read returns only part of what is there.
-        var shortRead = 0.0
-        /// The connection dies during a write, after part of its bytes went through: reset (what
-        /// the simulator had answered and the client had not read yet is lost) or closed (the
-        /// answers already sent are still read, then the end of the stream).
-        var deathPerWrite = 0.0
+        var connectFailure = 0.0, partialWrite = 0.0, wantWrite = 0.0, shortRead = 0.0, deathPerWrite = 0.0
     }
 
     let faults: Faults
@@ -63,7 +60,8 @@ final class SimulatedProvider {
             simulator.random = random
         }
         policy = ProviderPolicy(
-            environment: .development, authKeys: ProviderPair.authKeys, maximumConcurrentStreams: maximumConcurrentStreams,
+            environment: .development, authKeys: ProviderPair.authKeys,
+            maximumConcurrentStreams: maximumConcurrentStreams,
             faults: simulator, limits: limits, clock: .manual(time.wall), recorder: recorder, recordingInterval: .zero,
             seed: seed)
     }
@@ -89,12 +87,10 @@ final class SimulatedProvider {
         token.withUnsafeBytes { Int(UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self))) }
     }
 
-    func chance(_ probability: Double) -> Bool {
-        probability > 0 && Double(random.next() % 1_000_000) / 1_000_000 < probability
-    }
+    func chance(_ probability: Double) -> Bool { random.chance(probability) }
 
     /// A number in 1...`bound` (`bound` at least 1).
-    func pick(upTo bound: Int) -> Int { 1 + Int(random.next() % UInt64(bound)) }
+    func pick(upTo bound: Int) -> Int { 1 + random.below(bound) }
 
     /// Opens a connection: a new simulator connection behind a new pipe.
     func connect() throws(LegacyAPNsError) -> any Transport {
