@@ -6,6 +6,10 @@ import Synchronization
 /// One read of the feedback service, start to end on the calling OS thread: connect, send
 /// nothing, read until the service closes, decode, hand out batches.
 ///
+/// It reads and waits through a `Transport` from its `TransportDialer`: TLS to the service in
+/// production, a scripted service in memory in the tests (short reads, a close inside a tuple, a
+/// failure after some tuples).
+///
 /// Blocks in `poll(2)` and OpenSSL, so it must never run on Swift's cooperative pool:
 /// ``FeedbackReader`` runs it on a thread of its own. Not `Sendable`: it lives and dies there.
 ///
@@ -37,6 +41,17 @@ struct FeedbackConnection {
     let settings: Settings
     let stop: StopFlag
     let rawSink: FeedbackReader.RawSink?
+    private let dialer: any TransportDialer
+
+    /// `dialer`: where the connection comes from; nil, TLS to the settings' endpoint.
+    init(
+        settings: Settings, stop: StopFlag, rawSink: FeedbackReader.RawSink?, dialer: (any TransportDialer)? = nil
+    ) {
+        self.settings = settings
+        self.stop = stop
+        self.rawSink = rawSink
+        self.dialer = dialer ?? TLSTransportDialer(endpoint: settings.endpoint, context: settings.context)
+    }
 
     /// Runs the read. `deliver` gets each non-empty batch after the raw sink saw its bytes;
     /// returning false stops the read (the outcome is then ``LegacyAPNsError/Code-swift.struct/cancelled``).
@@ -48,11 +63,10 @@ struct FeedbackConnection {
         }
         let start = Monotonic.now()
         let readDeadline = settings.readDeadline.map { start + $0 }
-        let session: TLSSession
+        let session: any Transport
         do {
             let connectTimeout = readDeadline.map { Swift.min(settings.connectTimeout, $0 - start) }
-            session = try TLSSession.connect(
-                to: settings.endpoint, context: settings.context, timeout: connectTimeout ?? settings.connectTimeout)
+            session = try dialer.connect(timeout: connectTimeout ?? settings.connectTimeout)
         } catch {
             outcome.failure = Self.libraryError(error, code: .connectionFailed)
             return outcome

@@ -106,10 +106,11 @@ public struct FeedbackReader: Sendable {
     /// received before it.
     public func read(rawSink: RawSink? = nil) async -> FeedbackResult {
         let stop = StopFlag()
-        let connection = FeedbackConnection(settings: settings, stop: stop, rawSink: rawSink)
+        let settings = settings
         let start = Monotonic.now()
         return await withTaskCancellationHandler {
             await OSThread.run(name: "apns-feedback") {
+                let connection = FeedbackConnection(settings: settings, stop: stop, rawSink: rawSink)
                 var records: [FeedbackRecord] = []
                 let outcome = connection.run { batch in
                     records.append(contentsOf: batch)

@@ -65,8 +65,9 @@ public struct FeedbackRecordStream: AsyncSequence, Sendable {
         init(_ stream: FeedbackRecordStream) {
             let channel = BatchChannel(limit: stream.bufferLimit)
             self.channel = channel
-            let connection = FeedbackConnection(settings: stream.settings, stop: stop, rawSink: stream.rawSink)
+            let (settings, stop, rawSink) = (stream.settings, stop, stream.rawSink)
             OSThread.start(name: "apns-feedback") {
+                let connection = FeedbackConnection(settings: settings, stop: stop, rawSink: rawSink)
                 let outcome = connection.run { batch in channel.push(batch) }
                 channel.finish(outcome.failure)
             }

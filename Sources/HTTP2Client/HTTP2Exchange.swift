@@ -2,12 +2,12 @@ internal import APNsRuntime
 
 /// One HTTP/2 connection that asks one question at a time: the transport under ``ChannelClient``
 /// and ``BroadcastClient``, whose requests are few (a channel created, a broadcast sent) and each
-/// answered before the next. TLS with ALPN `h2`, an ``HTTP2Session`` (nghttp2), a provider token
-/// per connection for token auth (renewed after 50 minutes). The connection stays open between
-/// requests; a kept connection the server closed or said GOAWAY on meanwhile is replaced before
-/// the next request, and a request the server says it never processed (a refused stream, one
-/// above a GOAWAY's last stream) goes again on a new one; any other failure is thrown, never
-/// retried (a channel created twice is two channels).
+/// answered before the next. A `Transport` from a `TransportDialer` (TLS with ALPN `h2`), an
+/// ``HTTP2Session`` (nghttp2), a provider token per connection for token auth (renewed after 50
+/// minutes). The connection stays open between requests; a kept connection the server closed or
+/// said GOAWAY on meanwhile is replaced before the next request, and a request the server says it
+/// never processed (a refused stream, one above a GOAWAY's last stream) goes again on a new one;
+/// any other failure is thrown, never retried (a channel created twice is two channels).
 ///
 /// Blocking: call ``perform(_:)`` on a thread of its own (the clients use `OSThread.run`), never on
 /// Swift's cooperative pool. Not `Sendable`: its clients keep it behind a lock.
@@ -34,7 +34,8 @@ final class HTTP2Exchange: HTTP2SessionDelegate {
     static let tokenLifetime: Duration = .seconds(50 * 60)
 
     private let settings: Settings
-    private var transport: TLSSession?
+    private let dialer: any TransportDialer
+    private var transport: (any Transport)?
     private var session: HTTP2Session?
     private var token: (text: String, signedAt: Duration)?
     private var output = ByteWriter(capacity: 16 * 1024)
@@ -48,8 +49,14 @@ final class HTTP2Exchange: HTTP2SessionDelegate {
     private var closedWith: HTTP2ErrorCode?
     private var goaway: (lastStream: Int32, debug: String)?
 
-    init(settings: Settings) {
+    /// `dialer`: where connections come from; nil, TLS to the settings' endpoint.
+    init(settings: Settings, dialer: (any TransportDialer)? = nil) {
         self.settings = settings
+        self.dialer =
+            dialer
+            ?? TLSTransportDialer(
+                endpoint: settings.endpoint, context: settings.context, proxy: settings.proxy,
+                applicationProtocol: "h2")
     }
 
     deinit {
@@ -155,12 +162,11 @@ final class HTTP2Exchange: HTTP2SessionDelegate {
     }
 
     private func open() throws {
-        let tls = try TLSSession.connectSpeakingHTTP2(
-            to: settings.endpoint, context: settings.context, timeout: settings.timeout, through: settings.proxy)
+        let connection = try dialer.connect(timeout: settings.timeout)
         var options = HTTP2Session.Options()
         options.peerMaxConcurrentStreams = 1
         session = try HTTP2Session(role: .client, options: options, delegate: self)
-        transport = tls
+        transport = connection
         token = nil
     }
 

@@ -1,7 +1,7 @@
 internal import APNsRuntime
 
 /// The owner of one connection slot of an HTTP/2 send: a single thread that runs the
-/// ``ProviderConnectionMachine`` over TLS and nghttp2.
+/// ``ProviderConnectionMachine`` over a `Transport` (TLS in production) and nghttp2.
 ///
 /// Each turn it asks the machine what to do and does it: connect (TLS with ALPN `h2`, then the
 /// HTTP/2 preface), take work from the shared ``ProviderWorkQueue``, sign a token, submit requests
@@ -11,18 +11,21 @@ internal import APNsRuntime
 /// nghttp2 delegate turns frames into machine events. Not `Sendable`: one thread at a time owns
 /// it.
 ///
+/// Its connections come from a `TransportDialer`: TLS with ALPN `h2` (`TLSTransportDialer`), or in
+/// the tests the HTTP/2 simulator's sans-IO connection in memory, with faults, so that this very
+/// shell (batching, partial writes, GOAWAY, resets, timeouts) is driven without sockets.
+///
 /// A send that completes leaves its connection open when its client keeps connections
 /// (``ProviderConnectionPool``): the next send's slot takes the object, with its TLS session,
 /// HTTP/2 session and provider token, instead of dialing (``reuse(slot:delivery:queue:events:)``),
 /// after checking that the server has not said GOAWAY or closed it meanwhile.
 final class ProviderConnection: HTTP2SessionDelegate {
     struct Settings: Sendable {
+        /// The server (its host is every request's `:authority`); the dialer connects to it.
         var endpoint: Endpoint
-        var context: TLSContext
         var credentials: ProviderCredentials
+        /// Seconds for the connection and its TLS handshake.
         var connectTimeout: Double
-        /// The proxy's tunnel, if connections go through one.
-        var proxy: ProxyTunnel?
         /// Used for requests without a topic.
         var defaultTopic: String?
         var clock: any ProviderClock
@@ -40,6 +43,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
     static let maximumBodySize = 4096
 
     private let settings: Settings
+    private let dialer: any TransportDialer
     private var queue: ProviderWorkQueue
     private var events: (@Sendable (ProviderEvent) -> Void)?
     /// Whether a completed send leaves the connection open (its client keeps connections).
@@ -55,7 +59,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
     // thread's time, so they are off for these properties (`@exclusivity(unchecked)`); every other
     // rule of the language still holds.
     @exclusivity(unchecked) private var machine: ProviderConnectionMachine
-    @exclusivity(unchecked) private var transport: TLSSession?
+    @exclusivity(unchecked) private var transport: (any Transport)?
     @exclusivity(unchecked) private var session: HTTP2Session?
     @exclusivity(unchecked) private var output = ByteWriter(capacity: 64 * 1024)
     @exclusivity(unchecked) private var headers = HTTP2HeaderList(byteCapacity: 512, fieldCapacity: 12)
@@ -73,11 +77,13 @@ final class ProviderConnection: HTTP2SessionDelegate {
     /// Signalled by the queue when work arrives while this connection waits with free streams.
     private let wake = WakeSignal()
 
+    /// `dialer`: where connections come from (TLS with ALPN `h2` to the settings' endpoint).
     init(
-        slot: Int, settings: Settings, delivery: ProviderConnectionMachine.Configuration, queue: ProviderWorkQueue,
-        events: (@Sendable (ProviderEvent) -> Void)?, keepsConnection: Bool = false
+        slot: Int, settings: Settings, dialer: any TransportDialer, delivery: ProviderConnectionMachine.Configuration,
+        queue: ProviderWorkQueue, events: (@Sendable (ProviderEvent) -> Void)?, keepsConnection: Bool = false
     ) {
         self.settings = settings
+        self.dialer = dialer
         self.queue = queue
         self.events = events
         self.keepsConnection = keepsConnection
@@ -199,9 +205,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
             discard()
         }
         do {
-            let tls = try TLSSession.connectSpeakingHTTP2(
-                to: settings.endpoint, context: settings.context, timeout: settings.connectTimeout,
-                through: settings.proxy)
+            let connection = try dialer.connect(timeout: settings.connectTimeout)
             var options = HTTP2Session.Options()
             // One stream until the server's SETTINGS say how many, whatever the authentication: APNs
             // ends the connection for a stream beyond its limit, even one opened before its
@@ -209,7 +213,7 @@ final class ProviderConnection: HTTP2SessionDelegate {
             options.peerMaxConcurrentStreams = 1
             options.maximumPendingRequests = Swift.max(1, machine.configuration.maximumStreams)
             let session = try HTTP2Session(role: .client, options: options, delegate: self)
-            transport = tls
+            transport = connection
             self.session = session
             partials.removeAll()
             readingStream = 0

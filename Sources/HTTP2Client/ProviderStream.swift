@@ -46,9 +46,11 @@ public final class ProviderStream: Sendable {
             final.put(report)
         }
         let settings = ProviderConnection.Settings(
-            endpoint: configuration.server.endpoint, context: context, credentials: configuration.credentials,
-            connectTimeout: configuration.connectTimeout.inSeconds, proxy: configuration.proxy?.tunnel,
-            defaultTopic: configuration.topic, clock: clock)
+            endpoint: configuration.server.endpoint, credentials: configuration.credentials,
+            connectTimeout: configuration.connectTimeout.inSeconds, defaultTopic: configuration.topic, clock: clock)
+        let dialer = TLSTransportDialer(
+            endpoint: configuration.server.endpoint, context: context, proxy: configuration.proxy?.tunnel,
+            applicationProtocol: "h2")
         let collector = self.collector
         for slot in 0..<slots {
             OSThread.start(name: "apns-h2-\(slot)") {
@@ -59,8 +61,8 @@ public final class ProviderStream: Sendable {
                     connection = kept
                 } else {
                     connection = ProviderConnection(
-                        slot: slot, settings: settings, delivery: delivery, queue: queue, events: events,
-                        keepsConnection: pool != nil)
+                        slot: slot, settings: settings, dialer: dialer, delivery: delivery, queue: queue,
+                        events: events, keepsConnection: pool != nil)
                 }
                 let report = connection.run()
                 // Kept before the report goes in, so the caller's next send finds it.
@@ -153,7 +155,7 @@ public final class ProviderStream: Sendable {
 
     /// Gives what no connection will send any more (retries still waiting, input never taken)
     /// its `unconfirmed` verdict, with an event (connection -1), and counts what was submitted.
-    private static func settleLeftovers(
+    static func settleLeftovers(
         of queue: ProviderWorkQueue, in report: inout ProviderSendReport, keepsLists: Bool,
         events: (@Sendable (ProviderEvent) -> Void)?
     ) {

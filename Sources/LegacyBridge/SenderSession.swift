@@ -231,7 +231,7 @@ final class SenderSession: @unchecked Sendable {
     /// (the sender refused, before it is read from, with a line saying why) or its pool cannot
     /// (refused as before the handshake without routes: the pool reports its outage once).
     private func chosenRoute(
-        _ certificate: Certificate?, identity: SenderIdentity, fingerprint: [UInt8], _ session: TLSSession
+        _ certificate: Certificate?, identity: SenderIdentity, fingerprint: [UInt8], _ session: any Transport
     ) -> ActiveRoute? {
         guard let chosen = core.route(for: certificate, topic: identity.topic, fingerprint: fingerprint) else {
             session.close()
@@ -267,8 +267,9 @@ final class SenderSession: @unchecked Sendable {
         if finished { core.unregister(id) }
     }
 
-    /// The read loop; returns why it ended.
-    private func serve(_ session: TLSSession, fingerprint: [UInt8], senderTopic: String?) -> String {
+    /// The read loop over the sender's `Transport` (the TLS session, once its handshake is done and
+    /// its route chosen); returns why it ended.
+    private func serve(_ session: any Transport, fingerprint: [UInt8], senderTopic: String?) -> String {
         let configuration = core.configuration
         var decoder = FrameDecoder(
             configuration: .init(
@@ -593,7 +594,7 @@ final class SenderSession: @unchecked Sendable {
     }
 
     /// Writes the answer and closes.
-    private func deliver(_ answer: BridgeSenderMachine.Answer, on session: TLSSession) -> String {
+    private func deliver(_ answer: BridgeSenderMachine.Answer, on session: any Transport) -> String {
         let barrier = state.withLock { $0.sender.barrier }
         let isBarrier =
             barrier != nil && answer.response?.identifier == barrier
@@ -623,7 +624,7 @@ final class SenderSession: @unchecked Sendable {
     }
 
     /// The sender left (or is made to): the failures nobody will hear of are reported.
-    private func senderLeft(_ reason: String, _ session: TLSSession, closing: Bool = false) -> String {
+    private func senderLeft(_ reason: String, _ session: any Transport, closing: Bool = false) -> String {
         let failed = state.withLock { $0.sender.senderGone() }
         for item in failed {
             if let verdict = item.verdict { core.handle(.unreported(item, verdict), connection: connection) }

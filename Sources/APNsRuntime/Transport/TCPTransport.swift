@@ -43,5 +43,15 @@ package final class TCPTransport: Transport {
         socket.wait(for: events, timeout: timeout)
     }
 
+    package func wait(for events: Readiness, timeout: Double, wake: WakeSignal) -> Bool {
+        socket.wait(for: events, timeout: timeout, wake: wake)
+    }
+
     package func close() { socket.close() }
+
+    package func closeGently(drainTimeout: Double) {
+        socket.shutdownWrite()
+        socket.drain(for: drainTimeout)
+        socket.close()
+    }
 }

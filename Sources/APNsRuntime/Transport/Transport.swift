@@ -26,7 +26,12 @@ package struct Readiness: OptionSet, Sendable {
 }
 
 /// The byte pipe under a connection shell: a TLS session over a non-blocking socket
-/// (``TLSSession``), or an in-memory peer that tests drive deterministically.
+/// (``TLSSession``), a plain TCP socket (``TCPTransport``), or an in-memory peer that tests drive
+/// deterministically (the binary client's model gateway, the HTTP/2 simulator's sans-IO
+/// connection). Every connection shell reads, writes and waits through it: the binary client's
+/// `GatewayConnection`, the HTTP/2 client's `ProviderConnection` and `HTTP2Exchange`, the feedback
+/// reader, the bridge's `SenderSession`, the HTTP/2 simulator's connection loop and the HTTP/1.1
+/// server.
 ///
 /// Reads and writes never block. The one place that waits is ``wait(for:timeout:)``, and the
 /// loops that need waiting (write everything, read with a deadline, drain before closing) are
@@ -43,8 +48,17 @@ package protocol Transport: AnyObject {
     /// Waits until one of `events` is possible (or the connection hung up or failed, which the
     /// next read or write reports), for at most `timeout` seconds. False when the time ran out.
     func wait(for events: Readiness, timeout: Double) -> Bool
+    /// The same, also returning as soon as `wake` is signalled (another thread has something for
+    /// this one: a producer's work for a connection waiting with free streams). An in-memory
+    /// transport, which never blocks, may ignore it.
+    func wait(for events: Readiness, timeout: Double, wake: WakeSignal) -> Bool
     /// Closes at once (a TLS close_notify when possible, never blocking).
     func close()
+    /// A server's goodbye: ends the stream (TLS close_notify, FIN), then reads and discards what
+    /// the peer still sends for up to `drainTimeout` seconds before closing. Closing with unread
+    /// input would make the kernel send a reset, and a reset destroys an answer the peer has not
+    /// read yet (the binary protocol's error response).
+    func closeGently(drainTimeout: Double)
 }
 
 extension Transport {

@@ -30,6 +30,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
         case answer(ProviderResponse)
         case stall
         case reset
+        case refuse
         case shutdown
         case goawayAfterAnswer
     }
@@ -517,6 +518,8 @@ package final class ProviderConnection: HTTP2SessionDelegate {
             policy.emit(.stalled(connection: number, stream: stream))
         case .reset:
             resetRequested = true
+        case .refuse:
+            try? session.submitRstStream(stream: stream, errorCode: .refusedStream)
         case .shutdown:
             respond(
                 ProviderResponse(rejecting: .shutdown, apnsID: request.apnsID), stream: stream,
@@ -564,6 +567,8 @@ package final class ProviderConnection: HTTP2SessionDelegate {
             if roll < threshold { return .answer(ProviderResponse(rejecting: .badDeviceToken)) }
             threshold += random.goaway
             if roll < threshold { return .goawayAfterAnswer }
+            threshold += random.refusedStream
+            if roll < threshold { return .refuse }
         }
         return .answer(.success(apnsID: nil))
     }

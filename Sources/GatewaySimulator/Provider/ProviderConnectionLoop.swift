@@ -3,9 +3,10 @@ import APNsCredentials
 internal import APNsRuntime
 
 /// The TLS shell of one ``ProviderConnection``, on the connection's own thread: TLS handshake,
-/// then a loop that reads what the client sent, lets the connection answer, writes what it has
-/// (never blocking: a slow reader gets its bytes as it takes them), and waits in `poll(2)`
-/// (through ``Transport/wait(for:timeout:)``) for the socket or the next timer.
+/// then a loop over the connection's `Transport` (the TLS session) that reads what the client
+/// sent, lets the connection answer, writes what it has (never blocking: a slow reader gets its
+/// bytes as it takes them), and waits in `poll(2)` (through `Transport.wait(for:timeout:)`) for
+/// the socket or the next timer.
 ///
 /// Bounds: while more than ``ProviderSimulator/Limits/maximumBufferedOutput`` bytes wait for the
 /// client, nothing more is read from it; when it takes none for
@@ -78,14 +79,22 @@ struct ProviderConnectionLoop {
             tls.close()
             return
         }
-        serve(connection, over: tls)
+        if serve(connection, over: tls) == .reset { reset(connection, tls) }
         connection.finish()
         policy.emit(
             .disconnected(
                 connection: number, accepted: connection.acceptedCount, rejected: connection.rejectedCount))
     }
 
-    private func serve(_ connection: ProviderConnection, over tls: TLSSession) {
+    /// How ``serve(_:over:)`` ended.
+    private enum Ending {
+        /// It said goodbye and closed the transport.
+        case closed
+        /// A fault wants the connection reset (a TCP RST, which only the socket can do).
+        case reset
+    }
+
+    private func serve(_ connection: ProviderConnection, over transport: any Transport) -> Ending {
         let limits = policy.limits
         let input = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         defer { input.deallocate() }
@@ -115,7 +124,7 @@ struct ProviderConnectionLoop {
                 // invisible to poll), unless the answers pile up or the batch is large.
                 inputMayBePending = true
                 reading: for _ in 0..<16 {
-                    switch tls.read(into: input) {
+                    switch transport.read(into: input) {
                     case .done(let count):
                         lastInput = now
                         readNeedsWritable = nil
@@ -149,10 +158,7 @@ struct ProviderConnectionLoop {
             if activity.isEvicted, connection.cutOffReason == nil {
                 connection.terminate(errorCode: .noError, reason: "closed to make room for a new client (idle)")
             }
-            if connection.resetRequested {
-                reset(connection, tls)
-                return
-            }
+            if connection.resetRequested { return .reset }
 
             // Write what there is, as far as the client takes it.
             var produced = false
@@ -171,7 +177,7 @@ struct ProviderConnectionLoop {
             }
             writing: while written < output.count {
                 let result = output.withUnsafeReadableBytes {
-                    tls.write(UnsafeRawBufferPointer(rebasing: $0[written...]))
+                    transport.write(UnsafeRawBufferPointer(rebasing: $0[written...]))
                 }
                 switch result {
                 case .done(let count):
@@ -220,13 +226,14 @@ struct ProviderConnectionLoop {
             now = Monotonic.now()
             var timeout = Self.tick
             if let deadline = connection.nextDeadline { timeout = min(timeout, max(0, deadline - now)) }
-            _ = tls.wait(for: events, timeout: timeout)
+            _ = transport.wait(for: events, timeout: timeout)
         }
         // Whatever is left goes out if it can, then close_notify and a FIN.
         if written < output.count {
-            _ = output.withUnsafeReadableBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[written...])) }
+            _ = output.withUnsafeReadableBytes { transport.write(UnsafeRawBufferPointer(rebasing: $0[written...])) }
         }
-        tls.closeGently(drainTimeout: connection.cutOffReason == nil ? 0.2 : 0)
+        transport.closeGently(drainTimeout: connection.cutOffReason == nil ? 0.2 : 0)
+        return .closed
     }
 
     private func reset(_ connection: ProviderConnection, _ tls: TLSSession) {

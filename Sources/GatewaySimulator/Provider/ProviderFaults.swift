@@ -15,7 +15,7 @@ import APNsCredentials
 /// | 4 | ``failingTokens`` | the reason given (status from Apple's table; 410s carry the current time) |
 /// | 5 | ``unregisteredTokens`` | 410 Unregistered with the configured timestamp |
 /// | 6 | ``failEvery`` | every n-th valid request (across connections) gets the reason |
-/// | 7 | ``random`` | GOAWAY, reset, 503, stall or BadDeviceToken at the given rates |
+/// | 7 | ``random`` | GOAWAY, reset, 503, stall, BadDeviceToken or RST_STREAM REFUSED_STREAM at the given rates |
 ///
 /// Channel management and broadcast requests that passed their validation have one fault of their
 /// own, ``channelFailEvery`` (429, 500, 503, Apple's `Service Unavailable` spelt with a space, ...).
@@ -94,11 +94,14 @@ public struct ProviderFaults: Sendable, Hashable {
         public var stall: Double
         /// 400 BadDeviceToken.
         public var badDeviceToken: Double
+        /// RST_STREAM REFUSED_STREAM instead of an answer: the request was not processed (the
+        /// client may send it again, on this connection or another, without counting an attempt).
+        public var refusedStream: Double
 
         /// Creates random faults; rates are per request, from 0 to 1, and add up to at most 1.
         public init(
             seed: UInt64, goaway: Double = 0, reset: Double = 0, serviceUnavailable: Double = 0, stall: Double = 0,
-            badDeviceToken: Double = 0
+            badDeviceToken: Double = 0, refusedStream: Double = 0
         ) {
             self.seed = seed
             self.goaway = goaway
@@ -106,6 +109,7 @@ public struct ProviderFaults: Sendable, Hashable {
             self.serviceUnavailable = serviceUnavailable
             self.stall = stall
             self.badDeviceToken = badDeviceToken
+            self.refusedStream = refusedStream
         }
     }
 

@@ -54,13 +54,8 @@ package final class TLSDialer: GatewayDialer {
         if let ready = spare.take() {
             session = ready
         } else {
-            do {
-                session = try TLSSession.connect(to: endpoint, context: context, timeout: timeout, resuming: ticket)
-            } catch let error as LegacyAPNsError {
-                throw error
-            } catch {
-                throw LegacyAPNsError(.connectionFailed, "\(error)", underlying: error)
-            }
+            session = try TLSTransportDialer(endpoint: endpoint, context: context)
+                .connectSession(timeout: timeout, resuming: ticket)
         }
         ticket = nil
         if case .ordered = spares { spares = .wanted }

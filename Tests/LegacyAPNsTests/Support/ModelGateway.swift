@@ -53,15 +53,13 @@ final class ModelGateway: GatewayDialer {
 
     var ledger: DeliveryLedger { DeliveryLedger(delivered: delivered, badPositions: badPositions) }
 
-    func chance(_ probability: Double) -> Bool {
-        probability > 0 && Double(random.next() % 1_000_000) / 1_000_000 < probability
-    }
+    func chance(_ probability: Double) -> Bool { random.chance(probability) }
 
     /// A number in 0..<`bound`.
-    func pick(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
+    func pick(_ bound: Int) -> Int { random.below(bound) }
 
     func delay() -> Int {
-        faults.maximumResponseDelay > 0 ? Int(random.next() % UInt64(faults.maximumResponseDelay + 1)) : 0
+        faults.maximumResponseDelay > 0 ? random.below(faults.maximumResponseDelay + 1) : 0
     }
 
     func deliver(_ position: Int) { delivered[position] += 1 }
@@ -218,7 +216,13 @@ final class ModelTransport: Transport {
         return true
     }
 
+    func wait(for events: Readiness, timeout: Double, wake: WakeSignal) -> Bool {
+        wait(for: events, timeout: timeout)
+    }
+
     func close() {
         phase = .closed
     }
+
+    func closeGently(drainTimeout: Double) { close() }
 }
