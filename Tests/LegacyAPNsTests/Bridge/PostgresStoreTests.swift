@@ -208,8 +208,8 @@ import Testing
         }
     }
 
-    /// A database that answers slowly: another client holds the resend window's table locked for
-    /// 7 s in the middle of a send. The bridge waits at most 5 s for a lookup
+    /// A database that answers slowly: another client holds the resend window's table locked in
+    /// the middle of a send, for as long as it takes the bridge to say so. The bridge waits at most 5 s for a lookup
     /// (`BridgeStore.lookupWait`: status 10 for what it could not look up) and for a commit an
     /// answer relies on (`windowWait`: answered anyway), logs that the store is slow, and carries
     /// on by itself once the lock is gone: nothing lost, nothing delivered twice without a name.
@@ -223,36 +223,34 @@ import Testing
             configuration.verdictTimeout = .seconds(20)
             let client = try PushClient(configuration: configuration)
             let first = await client.send((1...count / 2).map { TestGateway.notification($0) })
-            // On a thread of its own: psql blocks for the 7 s, and a cooperative thread held that
-            // long starves the sender on a 2-core machine.
-            let held = Locked<Result<String, any Error>?>(nil)
+            // Another client holds the table until the bridge has said it is slow (or 30 s
+            // passed), then its backend is ended, which frees the lock. On a thread of its own:
+            // psql blocks all that time, and a cooperative thread held that long starves the
+            // sender on a 2-core machine.
+            let held = Locked<Bool>(false)
             Thread {
-                held.set(
-                    Result {
-                        try cluster.psql(
-                            database,
-                            "BEGIN; LOCK TABLE legacy_push.window IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(7); COMMIT;"
-                        )
-                    })
-            }.start()
-            let locked = await eventually(within: .seconds(10)) {
-                let granted = try? cluster.psql(
+                _ = try? cluster.psql(
                     database,
-                    "SELECT count(*) FROM pg_locks WHERE relation = 'legacy_push.window'::regclass "
-                        + "AND mode = 'AccessExclusiveLock' AND granted")
+                    "BEGIN; LOCK TABLE legacy_push.window IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60); COMMIT;")
+                held.set(true)
+            }.start()
+            let lockedBy = "FROM pg_locks WHERE relation = 'legacy_push.window'::regclass "
+                + "AND mode = 'AccessExclusiveLock' AND granted"
+            let locked = await eventually(within: .seconds(20)) {
+                let granted = try? cluster.psql(database, "SELECT count(*) " + lockedBy)
                 return granted?.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
             }
             #expect(locked, "the lock was not taken")
             let sending = Task { await client.send((count / 2 + 1...count).map { TestGateway.notification($0) }) }
-            let slow = await eventually(within: .seconds(15)) {
+            let slow = await eventually(within: .seconds(30)) {
                 fixture.events.get().contains {
                     guard case .storeFailed(let reason) = $0 else { return false }
                     return reason.contains("did not answer within") || reason.contains("has not committed")
                 }
             }
             #expect(slow, "no line said the store was slow")
-            #expect(await eventually(within: .seconds(30)) { held.get() != nil }, "the lock was never released")
-            _ = try held.get()?.get()
+            try cluster.psql(database, "SELECT pg_terminate_backend(pid) " + lockedBy)
+            #expect(await eventually(within: .seconds(30)) { held.get() }, "the lock was never released")
             let second = await sending.value
             let report = Self.checkLedger(count: count, fixture: fixture, bad: bad, first, second)
             // The bridge used the database again by itself: the second half went through.
