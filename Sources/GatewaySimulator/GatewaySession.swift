@@ -372,6 +372,7 @@ final class GatewaySession: LoopConnection {
         }
         let (count, roll, pick): (Int, Double, UInt64) = simulator.state.withLock { state in
             state.received += 1
+            state.statistics.receivedByCommand.add(command)
             let roll = Double(state.random.next() >> 11) / Double(1 << 53)
             return (state.received, roll, state.random.next())
         }

@@ -37,6 +37,10 @@ final class BridgeUpstream: @unchecked Sendable {
     private let outageReported = Atomic<Bool>(false)
     /// Called (outside the lock) when an outage begins and when it ends.
     private let report: @Sendable (BridgeEvent) -> Void
+    /// Sender sessions served through this pool now (``attach()``, ``detach()``).
+    private var users = 0
+    /// Whether a reload retired it: no route uses it, it closes when its last session has left.
+    private var retired = false
 
     init(client: ProviderClient, report: @escaping @Sendable (BridgeEvent) -> Void) {
         self.client = client
@@ -184,6 +188,30 @@ final class BridgeUpstream: @unchecked Sendable {
     private func streamStopped(_ stopped: ProviderStream) {
         let began = lock.withLock { stream === stopped ? noteStoppedStream() : nil }
         if let began { reportOutage(began) }
+    }
+
+    /// A sender session is served through this pool (from its route's choice to the end of its
+    /// thread).
+    func attach() {
+        lock.withLock { users += 1 }
+    }
+
+    /// A session attached to this pool ended; true when the pool is retired and now unused: then
+    /// it is to be closed (``finish()``: its last verdicts still come).
+    func detach() -> Bool {
+        lock.withLock {
+            users -= 1
+            return retired && users == 0
+        }
+    }
+
+    /// No route uses this pool any more (a reload); true when no session is served through it
+    /// either: then it is to be closed (``finish()``).
+    func retire() -> Bool {
+        lock.withLock {
+            retired = true
+            return users == 0
+        }
     }
 
     /// The current stream's queue depth and notifications in flight (zero without a stream).

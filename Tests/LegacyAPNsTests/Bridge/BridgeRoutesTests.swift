@@ -136,6 +136,66 @@ import Testing
         }
     }
 
+    /// The upstream connections of each team the simulator has seen a token for, and of those the
+    /// ones still open.
+    func connections(_ fixture: BridgeFixture) -> (byTeam: [String: Set<Int>], closed: Set<Int>) {
+        var byTeam: [String: Set<Int>] = [:]
+        var closed = Set<Int>()
+        for event in fixture.upstream!.events.get() {
+            switch event {
+            case .tokenAccepted(let connection, _, let team): byTeam[team, default: []].insert(connection)
+            case .disconnected(let connection, _, _): closed.insert(connection)
+            default: break
+            }
+        }
+        return (byTeam, closed)
+    }
+
+    func openConnections(_ fixture: BridgeFixture, team: String) -> Int {
+        let (byTeam, closed) = connections(fixture)
+        return byTeam[team, default: []].subtracting(closed).count
+    }
+
+    @Test func aRetiredPoolClosesOnceItsSenderHasLeftAndLosesNothing() async throws {
+        let count = 5_000
+        let team = ProviderPair.teamID
+        try await withBridge(
+            configureUpstream: Self.twoTeams, configure: { $0.routes = try! Self.routes(second: true) }
+        ) { fixture in
+            // The second route's sender is mid-send when a reload removes its route.
+            let sender = try client(fixture, Self.development)
+            let sending = Task { await sender.send(BridgeLoopbackTests.notifications(1...count)) }
+            #expect(await eventually(within: .seconds(30)) { topics(fixture)[Self.weather, default: 0] > 100 })
+            let reload = try fixture.bridge.reload(routes: Self.routes(second: false))
+            #expect(reload == BridgeReload(routes: 1, pools: 1, newPools: 0, retiredPools: 1))
+            #expect(openConnections(fixture, team: Self.secondTeam) > 0, "the retired pool serves its sender on")
+
+            // Its sender finishes on the retired pool: nothing lost, nothing twice.
+            let report = await sending.value
+            #expect(report.failure == nil && report.accepted == count)
+            #expect(report.rejected.isEmpty && report.unconfirmed.isEmpty)
+            // It has left: the retired pool closes its upstream connections (not only at the stop).
+            #expect(await eventually(within: .seconds(30)) { openConnections(fixture, team: Self.secondTeam) == 0 })
+
+            // Senders keep working: the first route's pool, and a reload bringing the second back
+            // (a fresh pool for the same key).
+            let first = try await client(fixture, Self.universal).send(
+                BridgeLoopbackTests.notifications(count + 1...count + 300))
+            #expect(first.failure == nil && first.accepted == 300)
+            #expect(openConnections(fixture, team: team) > 0, "the pool still in use stays open")
+            let back = try fixture.bridge.reload(routes: Self.routes(second: true))
+            #expect(back == BridgeReload(routes: 2, pools: 2, newPools: 1, retiredPools: 0))
+            let again = try await client(fixture, Self.development).send(
+                BridgeLoopbackTests.notifications(count + 301...count + 400))
+            #expect(again.failure == nil && again.accepted == 100)
+            #expect(openConnections(fixture, team: Self.secondTeam) > 0)
+            let deliveries = fixture.deliveries()
+            #expect(deliveries.count == count + 400)
+            #expect(deliveries.values.allSatisfy { $0 == 1 }, "a notification was delivered twice")
+            #expect(topics(fixture) == ["com.example.legacy": 300, Self.weather: count + 100])
+        }
+    }
+
     @Test(arguments: [
         ("[]", "routes.json: not a JSON object"),
         ("{\"routes\": {}}", "routes.json: \"routes\" is not an array"),

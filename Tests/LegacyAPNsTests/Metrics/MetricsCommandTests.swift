@@ -48,7 +48,8 @@ import Testing
         #expect(scrape.value("legacy_push_unregistered_stored_total") == 1)
         #expect(scrape.value("legacy_push_feedback_tuples_stored") == 1)
         #expect(scrape.value("legacy_push_notifications_forwarded_total") == count)
-        #expect(scrape.value("legacy_push_upstream_response_seconds_count") == count - 2)
+        #expect(scrape.value("legacy_push_upstream_response_seconds_count", ["status": "200"]) == count - 2)
+        #expect(scrape.sum("legacy_push_upstream_response_seconds_count") == count)
         #expect(scrape.value("legacy_push_build_info", ["version": "0.1.0"]) == 1)
 
         // The upstream saw the same, by its own count.
