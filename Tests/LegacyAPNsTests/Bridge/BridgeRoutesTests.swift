@@ -157,20 +157,25 @@ import Testing
     }
 
     @Test func aRetiredPoolClosesOnceItsSenderHasLeftAndLosesNothing() async throws {
-        let count = 5_000
+        let count = 2_000
         let team = ProviderPair.teamID
         try await withBridge(
             configureUpstream: Self.twoTeams, configure: { $0.routes = try! Self.routes(second: true) }
         ) { fixture in
-            // The second route's sender is mid-send when a reload removes its route.
+            // The second route's sender is connected, half its notifications sent, when a reload
+            // removes its route (the test holds the rest back, so the order does not depend on speed).
+            let (input, feed) = AsyncStream.makeStream(of: PushNotification.self)
             let sender = try client(fixture, Self.development)
-            let sending = Task { await sender.send(BridgeLoopbackTests.notifications(1...count)) }
-            #expect(await eventually(within: .seconds(30)) { topics(fixture)[Self.weather, default: 0] > 100 })
+            let sending = Task { await sender.send(input) }
+            for notification in BridgeLoopbackTests.notifications(1...count / 2) { feed.yield(notification) }
+            #expect(await eventually(within: .seconds(30)) { topics(fixture)[Self.weather, default: 0] == count / 2 })
             let reload = try fixture.bridge.reload(routes: Self.routes(second: false))
             #expect(reload == BridgeReload(routes: 1, pools: 1, newPools: 0, retiredPools: 1))
             #expect(openConnections(fixture, team: Self.secondTeam) > 0, "the retired pool serves its sender on")
 
-            // Its sender finishes on the retired pool: nothing lost, nothing twice.
+            // Its sender goes on and finishes on the retired pool: nothing lost, nothing twice.
+            for notification in BridgeLoopbackTests.notifications(count / 2 + 1...count) { feed.yield(notification) }
+            feed.finish()
             let report = await sending.value
             #expect(report.failure == nil && report.accepted == count)
             #expect(report.rejected.isEmpty && report.unconfirmed.isEmpty)
@@ -193,6 +198,59 @@ import Testing
             #expect(deliveries.count == count + 400)
             #expect(deliveries.values.allSatisfy { $0 == 1 }, "a notification was delivered twice")
             #expect(topics(fixture) == ["com.example.legacy": 300, Self.weather: count + 100])
+        }
+    }
+
+    static func certificate(_ name: String) -> Certificate {
+        Certificate.certificates(pemRepresentation: Fixtures.bytes(Fixtures.certs(name)))[0]
+    }
+
+    @Test func aSenderCAIsReachedThroughTheChainAsOpenSSLVerifiesIt() throws {
+        let (root, wwdr, untrustedCA) = (Self.certificate("ca.pem"), Self.certificate("wwdr.pem"), Self.certificate("untrusted-ca.pem"))
+        let universal = Self.universal.certificate
+        // The root issued the intermediate, which issued the sender: the root is reached through it.
+        #expect(universal.chains(to: [root], through: [wwdr]))
+        #expect(!universal.isIssued(by: root), "not its direct issuer")
+        #expect(!universal.chains(to: [root]), "no path without the intermediate")
+        #expect(universal.chains(to: [wwdr]), "the intermediate itself may be the anchor")
+        #expect(universal.chains(to: [untrustedCA, root], through: [wwdr]))
+        // Not its chain; a certificate that is no CA; one expired; one of another CA.
+        #expect(!universal.chains(to: [untrustedCA], through: [wwdr, root]))
+        #expect(!universal.chains(to: [Self.development.certificate], through: [wwdr]))
+        #expect(!Self.certificate("expired.pem").chains(to: [root], through: [wwdr]))
+        #expect(!Self.certificate("untrusted.pem").chains(to: [root], through: [wwdr]))
+        #expect(!universal.chains(to: []))
+
+        let credentials = ProviderCredentials.token(ProviderPair.keyA, keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
+        let route = BridgeRoutes.Route(match: .senderCA([root]), credentials: credentials, poolKey: "a")
+        let fingerprint = universal.sha256Fingerprint
+        #expect(route.matches(certificate: universal, intermediates: [wwdr], topic: nil, fingerprint: fingerprint))
+        #expect(!route.matches(certificate: universal, topic: nil, fingerprint: fingerprint))
+    }
+
+    /// The bridge trusts only the root a route names; the sender presents its intermediate in the
+    /// handshake, and the route takes it through that intermediate (its direct issuer is not the
+    /// route's CA).
+    @Test func aRouteNamingTheRootTakesASenderIssuedByAnIntermediate() async throws {
+        let json = """
+            {"routes": [{"senderCA": "\(Fixtures.certs("untrusted-ca.pem"))", "authKey": "\(Fixtures.certs("AuthKey_ZYX987WVUT.p8"))",
+                         "keyId": "ZYX987WVUT", "teamId": "\(Self.secondTeam)", "apnsTopic": "\(Self.weather)"},
+                        {"senderCA": "\(Fixtures.certs("ca.pem"))", "authKey": "\(Fixtures.certs("AuthKey_ABC123DEFG.p8"))",
+                         "keyId": "ABC123DEFG", "teamId": "DEF123GHIJ"}]}
+            """
+        let routes = try BridgeRoutes(json: Array(json.utf8), source: "routes.json", readFile: { Fixtures.bytes($0) })
+        try await withBridge(
+            configureUpstream: Self.twoTeams,
+            configure: {
+                $0.senderCAs = []
+                $0.routes = routes
+            }
+        ) { fixture in
+            let report = try await client(fixture, Self.universal).send(BridgeLoopbackTests.notifications(1...50))
+            #expect(report.failure == nil && report.accepted == 50)
+            #expect(topics(fixture) == ["com.example.legacy": 50], "the second route's key and topic")
+            let refused = fixture.events.get().filter { if case .senderRefused = $0 { true } else { false } }
+            #expect(refused.isEmpty, "\(refused)")
         }
     }
 
