@@ -54,9 +54,12 @@ public final class MetricsRegistry: Sendable {
     }
 
     /// A family of histograms distinguished by `labels`, each with these bucket bounds.
-    public func histogram(_ name: String, help: String, buckets: [Double], labels: [String]) -> LabelledFamily<Histogram> {
+    public func histogram(
+        _ name: String, help: String, buckets: [Double], labels: [String]
+    ) -> LabelledFamily<Histogram> {
         let bounds = buckets.sorted()
-        return add(LabelledFamily(name: name, help: help, kind: "histogram", labels: labels) { Histogram(bounds: bounds) })
+        return add(
+            LabelledFamily(name: name, help: help, kind: "histogram", labels: labels) { Histogram(bounds: bounds) })
     }
 
     /// A family whose values are read when the registry is rendered: `sample` returns each series'

@@ -150,7 +150,8 @@ extension PushMetricsListener {
             }
         case .retrying(_, _, let cause, _, let possibleDuplicate):
             upstreamRetried(cause: cause, possibleDuplicate: possibleDuplicate)
-        case .streamReset(_, _, let errorCode, let byClient): upstreamStreamReset(errorCode: errorCode, byClient: byClient)
+        case .streamReset(_, _, let errorCode, let byClient):
+            upstreamStreamReset(errorCode: errorCode, byClient: byClient)
         case .unconfirmed(_, let unconfirmed):
             upstreamUnconfirmed(mayHaveBeenDelivered: unconfirmed.mayHaveBeenDelivered)
         case .goaway(_, let goaway): upstreamGoaway(reason: goaway.reason)

@@ -304,7 +304,8 @@ public struct ProviderConnectionMachine: Sendable {
             retryLost(
                 waiting.entry, cause: .requestTimeout,
                 reason: "no answer within \(configuration.requestTimeout) (stream \(stream))", now: now)
-            pendingEvents.append(.streamReset(connection: connection, stream: stream, errorCode: .cancel, byClient: true))
+            pendingEvents.append(
+                .streamReset(connection: connection, stream: stream, errorCode: .cancel, byClient: true))
             return .cancel(stream: stream)
         }
         if let winding = open.winding {
@@ -646,7 +647,8 @@ public struct ProviderConnectionMachine: Sendable {
                 return
             }
             open.lastActivity = now
-            pendingEvents.append(.streamReset(connection: connection, stream: stream, errorCode: errorCode, byClient: false))
+            pendingEvents.append(
+                .streamReset(connection: connection, stream: stream, errorCode: errorCode, byClient: false))
             if errorCode == .refusedStream {
                 // RFC 9113 §8.7: the request was not processed; try again, not an attempt.
                 retry(waiting.entry, cause: .refusedStream, reason: "stream \(stream) refused (REFUSED_STREAM)")

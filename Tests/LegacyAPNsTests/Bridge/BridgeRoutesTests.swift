@@ -206,7 +206,9 @@ import Testing
     }
 
     @Test func aSenderCAIsReachedThroughTheChainAsOpenSSLVerifiesIt() throws {
-        let (root, wwdr, untrustedCA) = (Self.certificate("ca.pem"), Self.certificate("wwdr.pem"), Self.certificate("untrusted-ca.pem"))
+        let (root, wwdr, untrustedCA) = (
+            Self.certificate("ca.pem"), Self.certificate("wwdr.pem"), Self.certificate("untrusted-ca.pem")
+        )
         let universal = Self.universal.certificate
         // The root issued the intermediate, which issued the sender: the root is reached through it.
         #expect(universal.chains(to: [root], through: [wwdr]))

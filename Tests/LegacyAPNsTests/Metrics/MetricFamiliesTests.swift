@@ -68,13 +68,8 @@ import Testing
             metrics.observe(gateway.simulator)
             try await Self.sendMix(gateway.clientConfiguration())
             #expect(gateway.recorder.notifications.count == 15)
-            #expect(gateway.simulator.statistics.receivedByCommand == {
-                var counts = CommandCounts()
-                counts.simple = 3
-                counts.enhanced = 5
-                counts.itemized = 7
-                return counts
-            }())
+            let counts = gateway.simulator.statistics.receivedByCommand
+            #expect(counts.simple == 3 && counts.enhanced == 5 && counts.itemized == 7)
             let scrape = try await Self.scrape(metrics)
             Self.expectPerCommand(scrape)
             #expect(scrape.value("legacy_push_simulator_notifications_total", ["outcome": "accepted"]) == 15)
@@ -154,7 +149,8 @@ import Testing
         let page = metrics.exposition()
         #expect(page.contains(#"legacy_push_upstream_stream_resets_total{by="server",error_code="REFUSED_STREAM"} 1"#))
         #expect(page.contains(#"legacy_push_upstream_stream_resets_total{by="client",error_code="CANCEL"} 1"#))
-        #expect(page.contains(#"legacy_push_upstream_retries_total{reason="refused_stream",possible_duplicate="false"} 1"#))
+        #expect(
+            page.contains(#"legacy_push_upstream_retries_total{reason="refused_stream",possible_duplicate="false"} 1"#))
         #expect(page.contains(#"legacy_push_upstream_retries_total{reason="goaway",possible_duplicate="false"} 1"#))
     }
 }
