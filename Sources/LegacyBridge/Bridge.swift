@@ -193,11 +193,7 @@ public final class Bridge: Sendable {
 
     /// The upstream's queue depth and notifications in flight now (every route's pool together).
     public var upstreamOccupancy: ProviderStream.Occupancy {
-        core.allUpstreams.reduce(into: ProviderStream.Occupancy()) { total, upstream in
-            let occupancy = upstream.occupancy
-            total.queued += occupancy.queued
-            total.inFlight += occupancy.inFlight
-        }
+        .total(core.allUpstreams.map(\.occupancy))
     }
 
     /// Replaces the routes (``Configuration/routes``) while the bridge runs, as `SIGHUP` does for

@@ -16,13 +16,14 @@ import Synchronization
 /// once (``BridgeEvent/upstreamUnavailable(reason:)``), and its end once an answer arrives
 /// (``BridgeEvent/upstreamAvailable(refusedSenders:)``), not per connection.
 final class BridgeUpstream: @unchecked Sendable {
-    // @unchecked: `stream`, `finishing`, `failures`, `nextAttempt`, `lastFailure` and
-    // `refusedDuringOutage` are guarded by `lock`; `outageReported` is atomic; the rest is immutable.
+    // @unchecked: `stream`, `finishing`, `failures`, `nextAttempt`, `lastFailure`, `users`,
+    // `retired` and `refusedDuringOutage` are guarded by `lock`; `outageReported` is atomic; the rest is immutable.
     private let lock = ConditionLock()
     private let client: ProviderClient
     private var stream: ProviderStream?
-    /// The stream ``finish()`` waits for (``abandon(_:)`` must still reach it).
-    private var finishing: ProviderStream?
+    /// Streams being finished (``finish()``), each with the one task that finishes it: a retired
+    /// pool's (``retire()``) and the stop's may overlap, and ``abandon(_:)`` must reach them all.
+    private var finishing: [(stream: ProviderStream, done: Task<Void, Never>)] = []
     private var failures = 0
     private var nextAttempt: Double = 0
     private var lastFailure: LegacyAPNsError?
@@ -216,24 +217,41 @@ final class BridgeUpstream: @unchecked Sendable {
 
     /// The current stream's queue depth and notifications in flight (zero without a stream).
     var occupancy: ProviderStream.Occupancy {
-        lock.withLock { stream ?? finishing }?.occupancy ?? ProviderStream.Occupancy()
+        .total(allStreams.map(\.occupancy))
     }
 
-    /// Finishes the current stream: waits until every notification sent has its verdict.
+    /// The current stream and those being finished.
+    private var allStreams: [ProviderStream] {
+        lock.withLock { (stream.map { [$0] } ?? []) + finishing.map(\.stream) }
+    }
+
+    /// Finishes the current stream, and waits until every notification sent on it, or on a
+    /// stream another call is finishing, has its verdict (then their connections are closed).
     func finish() async {
-        let current: ProviderStream? = lock.withLock {
-            finishing = stream
-            stream = nil
-            return finishing
+        let waits: [Task<Void, Never>] = lock.withLock {
+            if let current = stream {
+                stream = nil
+                finishing.append((current, Task { _ = await current.finish() }))
+            }
+            return finishing.map(\.done)
         }
-        _ = await current?.finish()
-        lock.withLock { finishing = nil }
+        for wait in waits { await wait.value }
+        lock.withLock { finishing.removeAll { entry in waits.contains(entry.done) } }
     }
 
-    /// Gives up on the current stream, or on the one ``finish()`` waits for: what is in flight
+    /// Gives up on the current stream and on those ``finish()`` waits for: what is in flight
     /// gets `unconfirmed` (possibly delivered) at once. The bound on the bridge's last verdicts.
     func abandon(_ reason: LegacyAPNsError) {
-        let current: ProviderStream? = lock.withLock { stream ?? finishing }
-        current?.abandon(reason)
+        for stream in allStreams { stream.abandon(reason) }
+    }
+}
+
+extension ProviderStream.Occupancy {
+    /// The queue depths and notifications in flight of `occupancies` together.
+    static func total(_ occupancies: some Sequence<ProviderStream.Occupancy>) -> Self {
+        occupancies.reduce(into: ProviderStream.Occupancy()) { total, occupancy in
+            total.queued += occupancy.queued
+            total.inFlight += occupancy.inFlight
+        }
     }
 }
