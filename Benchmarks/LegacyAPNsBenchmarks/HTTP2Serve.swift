@@ -68,6 +68,7 @@ enum HTTP2ServeBenchmarks {
                     name: "http2-serve: serve --http2, token auth", count: mine.count, seconds: mine.seconds,
                     unit: "req", cpuSeconds: mine.serverCPU,
                     note: "h2load -c 1 -m 1000; \(mine.succeeded) of \(mine.count) answered 200; "
+                        + repeatedNote(oursRuns)
                         + "\(String(format: "%.0f", 100 * ratio)) % of nghttpd; runs \(oursRuns.map { BenchmarkResult.human($0.rate) }.joined(separator: ", "))/s"
                 ))
             report(
@@ -102,6 +103,13 @@ enum HTTP2ServeBenchmarks {
         }
     }
 
+    /// Says how many runs were repeated because h2load's first flight raced the SETTINGS.
+    static func repeatedNote(_ runs: [H2Load]) -> String {
+        let repeated = runs.reduce(0) { $0 + $1.repeated }
+        guard repeated > 0 else { return "" }
+        return "\(repeated) run(s) repeated (h2load's first flight beat the token connection's SETTINGS); "
+    }
+
     /// h2load and nghttpd, from PATH or Debian's places.
     struct Tools {
         let h2load: String
@@ -134,7 +142,36 @@ enum HTTP2ServeBenchmarks {
         var serverCPU: Double?
         var rate: Double { Double(count) / seconds }
 
+        /// Runs lost to h2load's first flight and run again (see `run`).
+        var repeated = 0
+
+        /// One h2load run. h2load sends its first 1,000 requests before the server's SETTINGS
+        /// arrive, so against a token connection (one stream until the first valid token, as
+        /// APNs) the simulator may end the connection in that first flight with GOAWAY "Maximum
+        /// active streams violated" (a race in the client, not a loss). Such a run, one that ends
+        /// within its first flight, is run again, up to four more times, and counted in
+        /// `repeated`; any other short run fails the benchmark.
         static func run(_ h2load: String, count: Int, body: String, headers: [String], port: UInt16) throws -> H2Load {
+            var repeated = 0
+            while true {
+                do {
+                    var result = try once(h2load, count: count, body: body, headers: headers, port: port)
+                    result.repeated = repeated
+                    return result
+                } catch is FirstFlightLost where repeated < 4 {
+                    repeated += 1
+                }
+            }
+        }
+
+        /// A run that ended within h2load's first flight of 1,000 streams.
+        struct FirstFlightLost: Error, CustomStringConvertible {
+            var description: String
+        }
+
+        private static func once(_ h2load: String, count: Int, body: String, headers: [String], port: UInt16) throws
+            -> H2Load
+        {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: h2load)
             process.arguments =
@@ -160,6 +197,9 @@ enum HTTP2ServeBenchmarks {
             let completed = Int(fields.first { $0.hasSuffix(" done") }?.split(separator: " ").first ?? "") ?? 0
             let status = text.split(separator: "\n").first { $0.hasPrefix("status codes: ") }
             let ok = Int(status?.dropFirst("status codes: ".count).split(separator: " ").first ?? "") ?? 0
+            if completed < min(count, 1000) {
+                throw FirstFlightLost(description: "h2load completed \(completed) of \(count): \(text.suffix(400))")
+            }
             guard completed == count, rate > 0 else {
                 throw BenchmarkError("h2load completed \(completed) of \(count): \(text.suffix(400))")
             }

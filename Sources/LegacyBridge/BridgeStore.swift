@@ -119,16 +119,26 @@ final class BridgeStore: @unchecked Sendable {
     /// Waits (blocking the calling thread, up to ``windowWait``) until the window changes of
     /// `ticket` are committed, or their commit failed (the failure is reported by the store
     /// thread; the in-process memory still holds them, so only a crash would cost duplicates).
-    func waitForWindow(_ ticket: WindowTicket) {
+    /// Returns true when this wait ran out and begins a slow spell (report it once; later waits
+    /// that run out before one succeeds are the same spell).
+    func waitForWindow(_ ticket: WindowTicket) -> Bool {
         let deadline = Monotonic.now() + Self.windowWait
-        lock.withLock {
+        return lock.withLock {
             while committedWindow < ticket, !finished {
                 let left = deadline - Monotonic.now()
-                guard left > 0 else { return }
+                guard left > 0 else {
+                    defer { windowLate = true }
+                    return !windowLate
+                }
                 _ = lock.wait(timeout: left)
             }
+            windowLate = false
+            return false
         }
     }
+
+    /// Whether the last wait for a window commit ran out (a slow spell already reported).
+    private var windowLate = false
 
     /// Up to `limit` tuples of `topic` (blocks the calling thread, never a cooperative one).
     func read(topic: String, limit: Int) -> Result<[FeedbackRecord], LegacyAPNsError> {

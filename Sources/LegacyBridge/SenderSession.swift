@@ -302,7 +302,13 @@ final class SenderSession: @unchecked Sendable {
             case .answer(let answer):
                 // The answer relies on the memory: it survives a crash of the bridge only once the
                 // store has it (a sender answered now resends after a restart too).
-                if let remembering { core.store.waitForWindow(remembering) }
+                if let remembering, core.store.waitForWindow(remembering) {
+                    core.emit(
+                        .storeFailed(
+                            reason: "the store has not committed the resend memory within "
+                                + "\(Int(BridgeStore.windowWait)) s; answering anyway (a crash before it commits "
+                                + "could deliver a resend twice)"))
+                }
                 return deliver(answer, on: session)
             case .finished:
                 session.closeGently(drainTimeout: 0.5)

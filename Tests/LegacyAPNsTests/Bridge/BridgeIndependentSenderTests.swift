@@ -58,11 +58,20 @@ import Testing
     static func pushjack(
         _ program: String, _ endpoints: Bridge.Endpoints, count: Int, errorTimeout: String? = nil
     ) async throws -> CLIRunner.Result {
+        try await pushjack(
+            program, gateway: endpoints.gateway, feedbackPort: endpoints.feedback?.port ?? 0, count: count,
+            errorTimeout: errorTimeout)
+    }
+
+    /// Runs a pushjack `program` against a gateway and a feedback port on the gateway's host.
+    static func pushjack(
+        _ program: String, gateway: Endpoint, feedbackPort: UInt16, count: Int, errorTimeout: String? = nil
+    ) async throws -> CLIRunner.Result {
         let python = try PythonTools.python()
         let arguments =
             [
-                "-c", program, endpoints.gateway.host, String(endpoints.gateway.port),
-                String(endpoints.feedback?.port ?? 0), String(count), Fixtures.certs("universal-combined.pem"),
+                "-c", program, gateway.host, String(gateway.port), String(feedbackPort), String(count),
+                Fixtures.certs("universal-combined.pem"),
             ] + (errorTimeout.map { [$0] } ?? [])
         return try await Task.detached { try CLIRunner.runProcess(URL(fileURLWithPath: python), arguments) }.value
     }

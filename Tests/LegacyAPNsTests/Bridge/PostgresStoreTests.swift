@@ -131,15 +131,34 @@ import Testing
 /// outage is logged, nothing is lost or silently duplicated, and once the server answers again
 /// the bridge uses it again without a restart.
 @Suite(.serialized) struct PostgresOutageTests {
-    @Test func aDatabaseThatGoesAwayMidRunCostsStatusTenNotDeliveries() async throws {
-        let cluster = try PostgresCluster.dedicated()
-        defer { cluster.stop() }
-        let store = try cluster.database()
-        let count = 6_000
-        var picker = SplitMix64(seed: 2806)
+    /// The two halves' reports merged, checked against what the simulator delivered: nothing
+    /// lost, nothing delivered twice that neither the sender nor the bridge named.
+    static func checkLedger(
+        count: Int, fixture: BridgeFixture, bad: Set<Int>, _ first: SendReport, _ second: SendReport
+    )
+        -> SendReport
+    {
+        var report = first
+        report.merge(second)
+        let ledger = BridgeLedger(
+            count: count, accepted: fixture.upstream?.recorder.accepted ?? [], report: report,
+            events: fixture.events.get(), undeliverable: bad, bad: [])
+        #expect(ledger.lost.isEmpty, "lost: \(ledger.lost.prefix(10))")
+        #expect(ledger.silent.isEmpty, "delivered twice, named by nobody: \(ledger.silent.prefix(10))")
+        return report
+    }
+
+    /// Runs `body` with a bridge on `store` in front of a simulator that fails 1 % of `count`
+    /// notifications (`bad`, drawn from `seed`), and a sender configuration for it that keeps
+    /// trying through an outage.
+    static func withBridge(
+        store: String, count: Int, seed: UInt64, isolation: isolated (any Actor)? = #isolation,
+        _ body: (BridgeFixture, Set<Int>, PushClient.Configuration) async throws -> Void
+    ) async throws {
+        var picker = SplitMix64(seed: seed)
         var bad = Set<Int>()
         while bad.count < count / 100 { bad.insert(1 + Int(picker.next() % UInt64(count))) }
-        try await withBridge(
+        try await LegacyAPNsTests.withBridge(
             store: store,
             configureUpstream: { configuration in
                 for index in bad {
@@ -149,6 +168,16 @@ import Testing
         ) { fixture in
             var configuration = BridgeFixture.clientConfiguration(gateway: fixture.endpoints.gateway, failures: 100)
             configuration.delivery.maximumAttempts = 50
+            try await body(fixture, bad, configuration)
+        }
+    }
+
+    @Test func aDatabaseThatGoesAwayMidRunCostsStatusTenNotDeliveries() async throws {
+        let cluster = try PostgresCluster.dedicated()
+        defer { cluster.stop() }
+        let store = try cluster.database()
+        let count = 6_000
+        try await Self.withBridge(store: store, count: count, seed: 2806) { fixture, bad, configuration in
             let client = try PushClient(configuration: configuration)
             let upstream = try #require(fixture.upstream)
             // The first half with the database up; the second sent while it is down, and the
@@ -170,35 +199,61 @@ import Testing
             let second = await sending.value
             // The bridge came back to the database by itself: the rest went through.
             #expect(upstream.recorder.accepted.count > acceptedBefore)
-            var report = first
-            report.merge(second)
-
-            var deliveries: [Int: Int] = [:]
-            for accepted in upstream.recorder.accepted {
-                deliveries[BridgeFixture.index(of: accepted.request.deviceToken), default: 0] += 1
-            }
-            let reported =
-                Set(report.unconfirmed.map { BridgeFixture.index(of: $0.notification.token) })
-                .union(report.rejected.map { Int($0.identifier ?? 0) })
-            let named = Set(report.possiblyDuplicated.map { BridgeFixture.index(of: $0.token) })
-                .union(
-                    fixture.events.get().compactMap {
-                        if case .possibleDuplicate(_, _, let token) = $0 { BridgeFixture.index(of: token) } else { nil }
-                    })
-            for index in 1...count {
-                let times = deliveries[index] ?? 0
-                if bad.contains(index) {
-                    #expect(times == 0, "bad #\(index) delivered")
-                } else {
-                    #expect(times > 0 || reported.contains(index), "#\(index) lost")
-                    #expect(times <= 1 || named.contains(index), "#\(index) delivered \(times) times, named by nobody")
-                }
-            }
+            let report = Self.checkLedger(count: count, fixture: fixture, bad: bad, first, second)
             print(
                 "database outage: \(report.accepted) accepted, \(report.rejected.count) rejected, "
                     + "\(report.unconfirmed.count) unconfirmed, \(report.resent) resent, "
                     + "\(fixture.events.get().filter { if case .storeFailed = $0 { true } else { false } }.count) "
                     + "store failures logged")
+        }
+    }
+
+    /// A database that answers slowly: another client holds the resend window's table locked for
+    /// 7 s in the middle of a send. The bridge waits at most 5 s for a lookup
+    /// (`BridgeStore.lookupWait`: status 10 for what it could not look up) and for a commit an
+    /// answer relies on (`windowWait`: answered anyway), logs that the store is slow, and carries
+    /// on by itself once the lock is gone: nothing lost, nothing delivered twice without a name.
+    @Test func aSlowDatabaseIsWaitedForBoundedLoggedAndCostsNothing() async throws {
+        let cluster = try PostgresCluster.shared.get()
+        let store = try cluster.database()
+        let database = String(store.split(separator: "/").last ?? "")
+        let count = 3_000
+        try await Self.withBridge(store: store, count: count, seed: 2807) { fixture, bad, configuration in
+            var configuration = configuration
+            configuration.verdictTimeout = .seconds(20)
+            let client = try PushClient(configuration: configuration)
+            let first = await client.send((1...count / 2).map { TestGateway.notification($0) })
+            let holding = Task.detached {
+                try cluster.psql(
+                    database,
+                    "BEGIN; LOCK TABLE legacy_push.window IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(7); COMMIT;")
+            }
+            let locked = await eventually(within: .seconds(10)) {
+                let granted = try? cluster.psql(
+                    database,
+                    "SELECT count(*) FROM pg_locks WHERE relation = 'legacy_push.window'::regclass "
+                        + "AND mode = 'AccessExclusiveLock' AND granted")
+                return granted?.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+            }
+            #expect(locked, "the lock was not taken")
+            let sending = Task { await client.send((count / 2 + 1...count).map { TestGateway.notification($0) }) }
+            let slow = await eventually(within: .seconds(15)) {
+                fixture.events.get().contains {
+                    guard case .storeFailed(let reason) = $0 else { return false }
+                    return reason.contains("did not answer within") || reason.contains("has not committed")
+                }
+            }
+            #expect(slow, "no line said the store was slow")
+            _ = try await holding.value
+            let second = await sending.value
+            let report = Self.checkLedger(count: count, fixture: fixture, bad: bad, first, second)
+            // The bridge used the database again by itself: the second half went through.
+            #expect(second.accepted > 0 && second.unconfirmed.count < count / 2)
+            let failures = fixture.events.get().filter { if case .storeFailed = $0 { true } else { false } }
+            print(
+                "slow database: \(report.accepted) accepted, \(report.rejected.count) rejected, "
+                    + "\(report.unconfirmed.count) unconfirmed, \(report.resent) resent, \(failures.count) store "
+                    + "failures logged")
         }
     }
 }

@@ -51,19 +51,63 @@ import Testing
         return try BackgroundProgram(haproxy, ["-db", "-f", path])
     }
 
-    @Test func twoBridgesOnOnePostgreSQLBehindHAProxyLoseNothingAndDuplicateNothingSilently() async throws {
-        let store = try PostgresCluster.shared.get().database()
-        let count = 12_000
-        var picker = SplitMix64(seed: 2804)
-        var bad = Set<Int>()
-        var gone = Set<Int>()
-        while bad.count < count / 100 { bad.insert(1 + Int(picker.next() % UInt64(count))) }
-        while gone.count < 40 {
-            let index = 1 + Int(picker.next() % UInt64(count))
-            if !bad.contains(index) { gone.insert(index) }
+    /// A running fleet: the simulator upstream, the bridges (by index, restartable) and the
+    /// balancer's gateway and feedback ports.
+    final class Fleet {
+        let upstream: ProviderFixture
+        let store: String
+        let ports: [(gateway: UInt16, feedback: UInt16)]
+        var bridges: [ChildProcess]
+        let gateway: UInt16
+        let feedback: UInt16
+        /// Lines of bridges that were killed or stopped.
+        var logs: [String] = []
+
+        init(upstream: ProviderFixture, store: String, bridges count: Int, folder: String) throws {
+            self.upstream = upstream
+            self.store = store
+            ports = try (0..<count).map { _ in (try freeLoopbackPort(), try freeLoopbackPort()) }
+            bridges = try ports.map {
+                try BridgeFleetTests.bridge(port: $0.0, feedbackPort: $0.1, upstream: upstream.endpoint, store: store)
+            }
+            (gateway, feedback) = (try freeLoopbackPort(), try freeLoopbackPort())
+            balancer = try BridgeFleetTests.balancer(
+                gateway: gateway, feedback: feedback, bridges: ports.map { ($0.gateway, $0.feedback) },
+                folder: folder)
         }
+
+        private var balancer: BackgroundProgram
+
+        /// SIGKILLs bridge `index`, keeps its lines, and starts it again on the same ports.
+        func killAndRestart(_ index: Int) async throws {
+            #expect(bridges[index].kill(SIGKILL) == .signal(SIGKILL))
+            logs += bridges[index].lines
+            try await Task.sleep(for: .milliseconds(300))
+            bridges[index] = try BridgeFleetTests.bridge(
+                port: ports[index].gateway, feedbackPort: ports[index].feedback, upstream: upstream.endpoint,
+                store: store)
+        }
+
+        /// Stops every bridge (each must exit 0) and the balancer; returns every bridge's lines.
+        func stop() -> [String] {
+            for index in bridges.indices {
+                #expect(bridges[index].interruptAndWait() == 0, "\(bridges[index].stderr)")
+                logs += bridges[index].lines
+            }
+            balancer.stop()
+            return logs
+        }
+    }
+
+    /// Runs `body` with a fleet of two bridges on a fresh database in the shared cluster, in front
+    /// of a simulator that fails the `bad` tokens and reports the `gone` ones uninstalled.
+    static func withFleet<Result>(
+        bad: Set<Int>, gone: Set<Int>, isolation: isolated (any Actor)? = #isolation,
+        _ body: (Fleet) async throws -> Result
+    ) async throws -> Result {
+        let store = try PostgresCluster.shared.get().database()
         let scratch = try ScratchDirectory()
-        try await withProviderSimulator(configure: { configuration in
+        return try await withProviderSimulator(configure: { configuration in
             for index in bad {
                 configuration.faults.failingTokens[TestGateway.notification(index).token] = .badDeviceToken
             }
@@ -72,51 +116,73 @@ import Testing
                     1_767_225_600_000 + UInt64(index) * 1000)
             }
         }) { upstream in
-            let ports = try (0..<2).map { _ in (try freeLoopbackPort(), try freeLoopbackPort()) }
-            var bridges = try ports.map {
-                try Self.bridge(port: $0.0, feedbackPort: $0.1, upstream: upstream.endpoint, store: store)
+            let fleet = try Fleet(upstream: upstream, store: store, bridges: 2, folder: scratch.path)
+            do {
+                let result = try await body(fleet)
+                _ = fleet.stop()
+                return result
+            } catch {
+                _ = fleet.stop()
+                throw error
             }
-            let (gateway, feedback) = (try freeLoopbackPort(), try freeLoopbackPort())
-            let balancer = try Self.balancer(gateway: gateway, feedback: feedback, bridges: ports, folder: scratch.path)
-            defer { balancer.stop() }
+        }
+    }
+
+    /// `count` notification indexes: 1 % bad tokens and 40 uninstalled apps, from `seed`.
+    static func faults(count: Int, seed: UInt64) -> (bad: Set<Int>, gone: Set<Int>) {
+        var picker = SplitMix64(seed: seed)
+        var bad = Set<Int>()
+        var gone = Set<Int>()
+        while bad.count < count / 100 { bad.insert(1 + Int(picker.next() % UInt64(count))) }
+        while gone.count < 40 {
+            let index = 1 + Int(picker.next() % UInt64(count))
+            if !bad.contains(index) { gone.insert(index) }
+        }
+        return (bad, gone)
+    }
+
+    /// Reads the feedback service through the balancer `rounds` times with our binary client;
+    /// returns every token read, in order.
+    static func readFeedback(_ fleet: Fleet, rounds: Int) async -> [DeviceToken] {
+        var tokens: [DeviceToken] = []
+        for _ in 0..<rounds {
+            let read = await CLIRunner.run([
+                "feedback", "--feedback", "127.0.0.1:\(fleet.feedback)", "--json", "--ca-file", Self.ca, "--cert",
+                Fixtures.certs("universal-modern.p12"), "--passphrase-file", Fixtures.certs("passphrase.txt"),
+            ])
+            #expect(read.status == 0, "\(read.stderr)")
+            for line in read.output.split(separator: "\n") {
+                guard let range = line.range(of: #""token":""#),
+                    let token = try? DeviceToken(hexString: String(line[range.upperBound...].prefix(64)))
+                else { continue }
+                tokens.append(token)
+            }
+        }
+        return tokens
+    }
+
+    @Test func twoBridgesOnOnePostgreSQLBehindHAProxyLoseNothingAndDuplicateNothingSilently() async throws {
+        let count = 12_000
+        let (bad, gone) = Self.faults(count: count, seed: 2804)
+        try await Self.withFleet(bad: bad, gone: gone) { fleet in
+            let upstream = fleet.upstream
             // HAProxy is up once it forwards: a TLS handshake through it succeeds.
             var configuration = BridgeFixture.clientConfiguration(
-                gateway: Endpoint(host: "127.0.0.1", port: gateway), failures: 400)
+                gateway: Endpoint(host: "127.0.0.1", port: fleet.gateway), failures: 400)
             configuration.verdictTimeout = .seconds(20)
             let client = try PushClient(configuration: configuration)
             let notifications = (1...count).map { TestGateway.notification($0) }
             let sending = Task { await client.send(notifications) }
 
             // Bridge 0 killed once half went through, restarted on the same ports shortly after.
-            var logs: [String] = []
             let due = await eventually(within: .seconds(60)) { upstream.recorder.accepted.count >= count / 2 }
             #expect(due, "only \(upstream.recorder.accepted.count) delivered before the kill")
-            #expect(bridges[0].kill(SIGKILL) == .signal(SIGKILL))
-            logs += bridges[0].lines
-            try await Task.sleep(for: .milliseconds(300))
-            bridges[0] = try Self.bridge(
-                port: ports[0].0, feedbackPort: ports[0].1, upstream: upstream.endpoint, store: store)
+            try await fleet.killAndRestart(0)
             let report = await sending.value
 
             // Every 410, whichever bridge stored it, read back once through the balancer.
-            var feedbackTokens: [DeviceToken] = []
-            for _ in 0..<6 {
-                let read = await CLIRunner.run([
-                    "feedback", "--feedback", "127.0.0.1:\(feedback)", "--json", "--ca-file", Self.ca, "--cert",
-                    Fixtures.certs("universal-modern.p12"), "--passphrase-file", Fixtures.certs("passphrase.txt"),
-                ])
-                #expect(read.status == 0, "\(read.stderr)")
-                for line in read.output.split(separator: "\n") {
-                    guard let range = line.range(of: #""token":""#),
-                        let token = try? DeviceToken(hexString: String(line[range.upperBound...].prefix(64)))
-                    else { continue }
-                    feedbackTokens.append(token)
-                }
-            }
-            for index in bridges.indices {
-                #expect(bridges[index].interruptAndWait() == 0, "\(bridges[index].stderr)")
-                logs += bridges[index].lines
-            }
+            let feedbackTokens = await Self.readFeedback(fleet, rounds: 6)
+            let logs = fleet.stop()
 
             let ledger = BridgeLedger(
                 count: count, accepted: upstream.recorder.accepted, report: report, logs: logs,
@@ -137,6 +203,44 @@ import Testing
             #expect(acknowledged > 0)
             #expect(Set(served.keys) == gone, "410s read back: \(served.keys.sorted()) of \(gone.sorted())")
             #expect(served.values.allSatisfy { $0.count == 1 }, "a 410 read back twice")
+        }
+    }
+
+    /// pushjack, a legacy sender we did not write, through the balancer: after each error response
+    /// it reconnects (to the other bridge, round robin) and resends everything after the bad
+    /// notification, part of which the first bridge had already forwarded. The fleet answers
+    /// those from the shared memory: pushjack hears exactly the bad tokens, every other
+    /// notification is delivered exactly once, and its feedback read through the balancer gets
+    /// every 410 either bridge stored, once.
+    @Test func pushjackThroughTheFleetHearsEachBadTokenOnceAndNothingIsDeliveredTwice() async throws {
+        let count = 3_000
+        let (bad, gone) = Self.faults(count: count, seed: 2805)
+        try await Self.withFleet(bad: bad, gone: gone) { fleet in
+            let result = try await BridgeIndependentSenderTests.pushjack(
+                BridgeIndependentSenderTests.program, gateway: Endpoint(host: "127.0.0.1", port: fleet.gateway),
+                feedbackPort: fleet.feedback, count: count)
+            let logs = fleet.stop()
+            #expect(result.status == 0, "\(result.stderr)")
+            let outcome = try JSONDecoder().decode(
+                BridgeIndependentSenderTests.Outcome.self, from: Data(result.output.utf8))
+            // pushjack numbers notifications from 0: notification(i) has identifier i - 1.
+            #expect(outcome.errors == bad.sorted().map { [.text("APNSInvalidTokenError"), .number($0 - 1)] })
+            #expect(outcome.successes == count - bad.count)
+            let expired = outcome.expired.compactMap { pair -> Int? in
+                guard case .text(let hex) = pair.first, let token = try? DeviceToken(hexString: hex) else { return nil }
+                return BridgeFixture.index(of: token)
+            }
+            #expect(Set(expired) == gone && expired.count == gone.count, "410s read back: \(expired.sorted())")
+            let delivered = Dictionary(
+                grouping: fleet.upstream.recorder.accepted.map { BridgeFixture.index(of: $0.request.deviceToken) }
+            ) { $0 }
+            let twice = delivered.filter { $0.value.count > 1 }.keys.sorted()
+            #expect(
+                Set(delivered.keys) == Set(1...count).subtracting(bad).subtracting(gone),
+                "delivered \(delivered.count) of \(count - bad.count - gone.count)")
+            #expect(twice.isEmpty, "delivered twice: \(twice.prefix(10))")
+            let acknowledged = logs.filter { $0.contains(#""event":"acknowledgedResend""#) }.count
+            print("fleet with pushjack: \(delivered.count) delivered, \(acknowledged) resends answered from memory")
         }
     }
 }

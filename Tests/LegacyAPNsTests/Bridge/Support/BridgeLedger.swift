@@ -1,6 +1,7 @@
 import APNsCore
 import GatewaySimulator
 import LegacyAPNs
+import LegacyBridge
 import Testing
 
 /// The ledger of a send through bridges running as processes (the crash and fleet tests): what
@@ -25,13 +26,35 @@ struct BridgeLedger {
         count: Int, accepted: [AcceptedRequest], report: SendReport, logs: [String], undeliverable: Set<Int>,
         bad: Set<Int>
     ) {
+        self.init(
+            count: count, accepted: accepted, report: report, namedByBridges: Self.namedByBridges(logs),
+            undeliverable: undeliverable, bad: bad)
+    }
+
+    /// The same ledger for a bridge run in the test process: `events` are its events.
+    init(
+        count: Int, accepted: [AcceptedRequest], report: SendReport, events: [BridgeEvent], undeliverable: Set<Int>,
+        bad: Set<Int>
+    ) {
+        let named = events.compactMap {
+            if case .possibleDuplicate(_, _, let token) = $0 { BridgeFixture.index(of: token) } else { nil }
+        }
+        self.init(
+            count: count, accepted: accepted, report: report, namedByBridges: Set(named),
+            undeliverable: undeliverable, bad: bad)
+    }
+
+    private init(
+        count: Int, accepted: [AcceptedRequest], report: SendReport, namedByBridges: Set<Int>,
+        undeliverable: Set<Int>, bad: Set<Int>
+    ) {
         var deliveries: [Int: Int] = [:]
         for request in accepted { deliveries[BridgeFixture.index(of: request.request.deviceToken), default: 0] += 1 }
         self.deliveries = deliveries
         unconfirmed = Set(report.unconfirmed.map { BridgeFixture.index(of: $0.notification.token) })
         rejected = Set(report.rejected.map { Int($0.identifier ?? 0) })
         namedBySender = Set(report.possiblyDuplicated.map { BridgeFixture.index(of: $0.token) })
-        namedByBridges = Self.namedByBridges(logs)
+        self.namedByBridges = namedByBridges
         for index in 1...count {
             let times = deliveries[index] ?? 0
             if undeliverable.contains(index) {
