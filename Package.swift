@@ -105,7 +105,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "LegacyAPNsBenchmarks",
-            dependencies: ["APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator"],
+            dependencies: ["APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator", "APNsMetrics"],
             path: "Benchmarks/LegacyAPNsBenchmarks"
         ),
         .executableTarget(
