@@ -105,7 +105,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "LegacyAPNsBenchmarks",
-            dependencies: ["APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator", "APNsMetrics"],
+            dependencies: [
+                "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator", "ProcessHarness", "APNsMetrics",
+            ],
             path: "Benchmarks/LegacyAPNsBenchmarks"
         ),
         .executableTarget(
@@ -117,6 +119,7 @@ let package = Package(
             name: "LegacyAPNsSoak",
             dependencies: [
                 "APNsCredentials", "APNsRuntime", "LegacyAPNs", "GatewaySimulator", "HTTP2Client", "LegacyBridge",
+                "ProcessHarness",
             ],
             path: "Soak/LegacyAPNsSoak"
         ),
@@ -129,6 +132,12 @@ let package = Package(
             name: "Notify",
             dependencies: ["LegacyAPNs"],
             path: "Examples/Notify"
+        ),
+        // Child processes for tests, benchmarks and the soak: a spawner that leaves signals at their
+        // defaults, a throwaway PostgreSQL cluster, HAProxy in front of a fleet. No package code.
+        .target(
+            name: "ProcessHarness",
+            path: "Tests/ProcessHarness"
         ),
         .target(
             name: "TestSupport",
@@ -145,7 +154,7 @@ let package = Package(
                 "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "LegacyAPNs", "FeedbackClient",
                 "GatewaySimulator", "HTTP2Client", "LegacyBridge", "LegacyPushCLI", "legacy-push", "Notify",
                 "FuzzHarness",
-                "TestSupport",
+                "TestSupport", "ProcessHarness",
             ]
         ),
     ],

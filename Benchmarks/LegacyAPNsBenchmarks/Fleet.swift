@@ -1,5 +1,6 @@
 import APNsRuntime
 import Foundation
+import ProcessHarness
 
 /// `fleet`: two `legacy-push bridge` processes on one PostgreSQL database behind HAProxy (`mode
 /// tcp`, round robin) against one bridge on SQLite, both in front of `serve --http2`, with the
@@ -22,7 +23,7 @@ enum FleetBenchmarks {
             let input = scratch + "/input.jsonl"
             _ = try BridgeBenchmarks.writeInput(count: count, to: input)
             let bad = Set(stride(from: BridgeBenchmarks.badSpacing / 2, to: count, by: BridgeBenchmarks.badSpacing))
-            let cluster = try BenchmarkPostgres(folder: scratch)
+            let cluster = try ThrowawayPostgres(durable: true)
             defer { cluster.stop() }
 
             var single: [BridgeBenchmarks.Run] = []
@@ -65,7 +66,7 @@ enum FleetBenchmarks {
     /// `send` through HAProxy to two fresh bridges on a fresh database of `cluster`, in front of a
     /// fresh simulator refusing the `bad` tokens (and recording what it accepts when there are any).
     static func throughFleet(
-        input: String, count: Int, bad: Set<Int>, cluster: BenchmarkPostgres, scratch: String
+        input: String, count: Int, bad: Set<Int>, cluster: ThrowawayPostgres, scratch: String
     ) throws -> BridgeBenchmarks.Run {
         let record = scratch + "/record.jsonl"
         unlink(record)
@@ -76,19 +77,22 @@ enum FleetBenchmarks {
         }
         let serve = try ServeHTTP2Process(serveFlags)
         defer { serve.stop() }
-        let database = try cluster.database()
+        let database = try cluster.database(prefix: "fleet")
         let bridges = try (0..<2).map {
             try BridgeProcess(upstreamPort: serve.port, store: database.uri, log: scratch + "/fleet-bridge-\($0).log")
         }
         defer { for bridge in bridges { bridge.stop() } }
-        let balancer = try HAProxyProcess(backends: bridges.map(\.port), folder: scratch)
+        // The benchmark reads no feedback: the feedback backends are the gateway ports.
+        let balancer = try HAProxyFleet(
+            template: Package.root + "/Fixtures/haproxy/fleet.cfg.in", bridges: bridges.map { ($0.port, $0.port) },
+            folder: scratch)
         defer { balancer.stop() }
         let transactionsBefore = try cluster.transactions(database.name)
         let cpuBefore = bridges.map { $0.cpuSeconds ?? 0 }
         var run = try BridgeBenchmarks.measure(
             Package.cli,
             [
-                "send", "--input", input, "--gateway", "127.0.0.1:\(balancer.port)", "--ca-file",
+                "send", "--input", input, "--gateway", "127.0.0.1:\(balancer.gateway)", "--ca-file",
                 Package.certs("ca.pem"), "--cert", Package.certs("universal-modern.p12"), "--passphrase-file",
                 Package.certs("passphrase.txt"), "--json", "--quiet",
             ], count: count, scratch: scratch, serve: serve, bridge: nil)
@@ -102,143 +106,5 @@ enum FleetBenchmarks {
         serve.stop()
         run.failure = BridgeBenchmarks.ledger(run, count: count, bad: bad, record: bad.isEmpty ? nil : record)
         return run
-    }
-}
-
-/// A throwaway PostgreSQL 15 cluster for the suite (Debian's `postgresql`).
-final class BenchmarkPostgres {
-    let directory: String
-    let port: UInt16
-    private var databases = 0
-    static let programs = "/usr/lib/postgresql/15/bin"
-
-    init(folder: String) throws {
-        directory = folder + "/pg"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        if getuid() == 0, let user = getpwnam("postgres") {
-            chmod(folder, 0o755)
-            chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
-        }
-        guard Self.run(Self.programs + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "postgres"]) == 0
-        else { throw HTTP2ServeBenchmarks.BenchmarkError("initdb failed (is postgresql installed?)") }
-        port = try Self.freePort()
-        let started = Self.run(
-            Self.programs + "/pg_ctl",
-            [
-                "-D", directory + "/data", "-l", directory + "/server.log", "-w", "-o",
-                "-k \(directory) -p \(port) -c listen_addresses=127.0.0.1", "start",
-            ])
-        guard started == 0 else { throw HTTP2ServeBenchmarks.BenchmarkError("pg_ctl start failed") }
-    }
-
-    /// A fresh database: its name and connection URI.
-    func database() throws -> (name: String, uri: String) {
-        databases += 1
-        let name = "fleet\(databases)"
-        _ = try psql("postgres", "CREATE DATABASE \(name)")
-        return (name, "postgresql://postgres@127.0.0.1:\(port)/\(name)")
-    }
-
-    /// Transactions committed and rolled back in `database` so far.
-    func transactions(_ database: String) throws -> Int {
-        // The statistics collector publishes at most every 500 ms; this reads them fresh.
-        let text = try psql(
-            database,
-            "SELECT pg_stat_clear_snapshot(); SELECT xact_commit + xact_rollback FROM pg_stat_database "
-                + "WHERE datname = current_database()")
-        return Int(text.split(separator: "\n").last ?? "") ?? 0
-    }
-
-    func psql(_ database: String, _ sql: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-        process.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", database, "-At", "-c", sql]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw HTTP2ServeBenchmarks.BenchmarkError("psql \(sql) failed") }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    func stop() {
-        _ = Self.run(Self.programs + "/pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"])
-    }
-
-    /// Runs a server program (as the `postgres` user when run as root) and waits for it with
-    /// waitpid: `pg_ctl start` leaves the server running, which Foundation's `Process` does not
-    /// always notice the end of.
-    private static func run(_ program: String, _ arguments: [String]) -> Int32 {
-        let argv =
-            getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments : [program] + arguments
-        var pointers = argv.map { strdup($0) } + [nil]
-        defer { for pointer in pointers { free(pointer) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, argv[0], &actions, nil, &pointers, environ) == 0 else { return -1 }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
-    }
-
-    /// A free loopback port (bound by the runtime's listener and released).
-    static func freePort() throws -> UInt16 {
-        try Listener(host: "127.0.0.1", port: 0).endpoint.port
-    }
-}
-
-/// HAProxy (`mode tcp`, round robin, health checks) in front of `backends`.
-final class HAProxyProcess {
-    let process = Process()
-    let port: UInt16
-
-    init(backends: [UInt16], folder: String) throws {
-        port = try BenchmarkPostgres.freePort()
-        // The fleet's configuration (Fixtures/haproxy/fleet.cfg.in), without a feedback port.
-        let template = try String(contentsOfFile: Package.root + "/Fixtures/haproxy/fleet.cfg.in", encoding: .utf8)
-        let servers = backends.enumerated().map {
-            "    server b\($0.offset) 127.0.0.1:\($0.element) check inter 200ms fall 2 rise 1"
-        }
-        let configuration = template.replacingOccurrences(of: "@GATEWAY_PORT@", with: "\(port)")
-            .replacingOccurrences(of: "@FEEDBACK_PORT@", with: "\(try BenchmarkPostgres.freePort())")
-            .replacingOccurrences(of: "@BRIDGES@", with: servers.joined(separator: "\n"))
-            .replacingOccurrences(of: "@FEEDBACKS@", with: servers.joined(separator: "\n"))
-        let path = folder + "/haproxy.cfg"
-        try configuration.write(toFile: path, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/haproxy")
-        process.arguments = ["-db", "-f", path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Listening once a TCP connection is taken.
-        for _ in 0..<100 {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = port.bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-            close(descriptor)
-            if connected { return }
-            usleep(20_000)
-        }
-        throw HTTP2ServeBenchmarks.BenchmarkError("haproxy did not start")
-    }
-
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
     }
 }

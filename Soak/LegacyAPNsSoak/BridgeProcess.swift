@@ -9,8 +9,11 @@ import Foundation
 /// `legacy-push bridge` run, killed and restarted by the soak.
 final class BridgeProcess {
     let port: UInt16
+    /// Its feedback port (0 when it serves none).
+    let feedbackPort: UInt16
     private let arguments: [String]
     private let folder: String
+    private let name: String
     private var process: Process?
     private var incarnation = 0
     /// The event files of every incarnation so far.
@@ -28,22 +31,29 @@ final class BridgeProcess {
         try Listener(host: "127.0.0.1", port: 0).endpoint.port
     }
 
-    /// `certificates`: the folder of the fixture certificates.
-    init(upstreamPort: UInt16, certificates: String, folder: String) throws {
+    /// `certificates`: the folder of the fixture certificates. `store`: a PostgreSQL URI shared
+    /// with other bridges (a fleet, where each also serves feedback on a port of its own), or nil
+    /// for a SQLite file in `folder`. `name` tells its event files from other bridges'.
+    init(upstreamPort: UInt16, certificates: String, folder: String, store: String? = nil, name: String = "bridge")
+        throws
+    {
         self.port = try Self.freePort()
+        self.feedbackPort = store == nil ? 0 : try Self.freePort()
         self.folder = folder
+        self.name = name
         arguments = [
-            "bridge", "--port", "\(port)", "--feedback-port", "0", "--upstream", "127.0.0.1:\(upstreamPort)",
-            "--upstream-ca-file", certificates + "/ca.pem", "--auth-key", certificates + "/AuthKey_ABC123DEFG.p8",
-            "--team-id", "DEF123GHIJ", "--cert", certificates + "/server.pem", "--key", certificates + "/server.key",
-            "--client-ca", certificates + "/ca.pem", "--store", folder + "/bridge.sqlite", "--json",
+            "bridge", "--port", "\(port)", "--feedback-port", "\(feedbackPort)", "--upstream",
+            "127.0.0.1:\(upstreamPort)", "--upstream-ca-file", certificates + "/ca.pem", "--auth-key",
+            certificates + "/AuthKey_ABC123DEFG.p8", "--team-id", "DEF123GHIJ", "--cert", certificates + "/server.pem",
+            "--key", certificates + "/server.key", "--client-ca", certificates + "/ca.pem", "--store",
+            store ?? folder + "/\(name).sqlite", "--json",
         ]
     }
 
     /// Starts an incarnation and waits (up to 20 s) until it listens.
     func start() throws {
         incarnation += 1
-        let log = folder + "/events-\(incarnation).jsonl"
+        let log = folder + "/\(name)-events-\(incarnation).jsonl"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         logs.append(log)
         let process = Process()

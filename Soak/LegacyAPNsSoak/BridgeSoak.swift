@@ -13,6 +13,7 @@ import GatewaySimulator
 import HTTP2Client
 import LegacyAPNs
 import LegacyBridge
+import ProcessHarness
 import Synchronization
 
 enum BridgeSoak {
@@ -61,6 +62,9 @@ enum BridgeSoak {
         /// When above 0: the bridge is `legacy-push bridge` in a child process, killed (SIGKILL)
         /// this many times at random moments and restarted on the same store and port.
         var kills = 0
+        /// The fleet: two `legacy-push bridge` processes on one PostgreSQL database behind
+        /// HAProxy; each kill takes a bridge drawn at random.
+        var fleet = false
     }
 
     /// Per phase, how many of each outcome and of each ledger failure.
@@ -98,8 +102,11 @@ enum BridgeSoak {
 
     /// Runs the phases; returns whether the ledger held in every one. `badRate` and `goneRate`:
     /// the share of notifications to tokens the simulator answers 400 BadDeviceToken and 410.
+    /// `fleet`: every phase runs on a fleet (two bridges on one PostgreSQL database behind
+    /// HAProxy), each killed and restarted at random moments (at least twice per phase).
     static func run(
-        total: Int, seed: UInt64, badRate: Double, goneRate: Double, upstreamFaults: Bool, credentials: Credentials
+        total: Int, seed: UInt64, badRate: Double, goneRate: Double, upstreamFaults: Bool, fleet: Bool = false,
+        credentials: Credentials
     ) async throws -> Bool {
         let share = total / 6
         var phases = [
@@ -127,10 +134,17 @@ enum BridgeSoak {
         if !upstreamFaults {
             for index in phases.indices { phases[index].faults = .init(seed: phases[index].faults.seed) }
         }
+        if fleet {
+            for index in phases.indices {
+                phases[index].fleet = true
+                phases[index].kills = max(phases[index].kills, 2)
+            }
+        }
         print(
             "LegacyAPNs bridge soak: \(total) notifications in \(phases.count) phases, seed \(seed): PushClient -> "
                 + "Bridge -> ProviderSimulator (token auth), \(100 * badRate) % bad tokens and \(100 * goneRate) % "
-                + "uninstalled apps in each phase\(upstreamFaults ? "" : ", no random upstream faults")")
+                + "uninstalled apps in each phase\(upstreamFaults ? "" : ", no random upstream faults")"
+                + (fleet ? "; each phase on a fleet: two bridges on PostgreSQL behind HAProxy, killed at random" : ""))
         print(
             "phase                             sent    once    rejected 410  unconf notdel named-dup lost silent-dup wrong  seconds"
         )
@@ -234,13 +248,35 @@ enum BridgeSoak {
             }
         }
         var bridge: Bridge?
-        var child: BridgeProcess?
+        var children: [BridgeProcess] = []
+        var postgres: ThrowawayPostgres?
+        var balancer: HAProxyFleet?
+        defer {
+            balancer?.stop()
+            postgres?.stop()
+        }
         let gateway: Endpoint
-        if phase.kills > 0 {
+        if phase.fleet {
+            let cluster = try ThrowawayPostgres()
+            postgres = cluster
+            let store = try cluster.database(prefix: "soak").uri
+            children = try (0..<2).map {
+                try BridgeProcess(
+                    upstreamPort: upstreamEndpoint.port, certificates: credentials.folder, folder: folder, store: store,
+                    name: "bridge\($0)")
+            }
+            for child in children { try child.start() }
+            let template = URL(fileURLWithPath: credentials.folder).deletingLastPathComponent()
+                .appendingPathComponent("haproxy/fleet.cfg.in").path
+            let fleet = try HAProxyFleet(
+                template: template, bridges: children.map { ($0.port, $0.feedbackPort) }, folder: folder)
+            balancer = fleet
+            gateway = Endpoint(host: "127.0.0.1", port: fleet.gateway)
+        } else if phase.kills > 0 {
             let process = try BridgeProcess(
                 upstreamPort: upstreamEndpoint.port, certificates: credentials.folder, folder: folder)
             try process.start()
-            child = process
+            children = [process]
             gateway = Endpoint(host: "127.0.0.1", port: process.port)
         } else {
             let inProcess = try Bridge(configuration: configuration)
@@ -267,9 +303,10 @@ enum BridgeSoak {
         }
         let started = Date()
         let sending = Task { await client.send(notifications) }
-        if let child {
+        if !children.isEmpty {
             // Killed at random moments spread over the phase (by deliveries so far), restarted on
-            // the same store and port after a random pause; the sender reconnects meanwhile.
+            // the same store and port after a random pause; the sender reconnects meanwhile (in a
+            // fleet, through the balancer to the other bridge).
             var draws = SplitMix(seed: phase.faults.seed &* 977)
             for kill in 1...phase.kills {
                 let due = phase.count * kill / (phase.kills + 1) + Int(draws.next() % UInt64(phase.count / 20 + 1))
@@ -277,6 +314,7 @@ enum BridgeSoak {
                 while recorder.snapshot.reduce(0, { $0 + Int($1) }) < due, Date() < deadline {
                     try await Task.sleep(for: .milliseconds(20))
                 }
+                let child = children[Int(draws.next() % UInt64(children.count))]
                 child.kill()
                 try await Task.sleep(for: .milliseconds(50 + Int(draws.next() % 400)))
                 try child.start()
@@ -284,7 +322,7 @@ enum BridgeSoak {
         }
         let report = await sending.value
         if let bridge { await bridge.stop() }
-        if let child {
+        for child in children {
             child.stop()
             heard.withLock { heard in
                 for (event, token) in child.events() {
@@ -374,7 +412,7 @@ enum BridgeSoak {
         }
         let bridgeSaid =
             bridge.map { "bridge: \($0.statistics.description); \(said.upstreamEvents) upstream events" }
-            ?? "bridge: killed \(phase.kills) times and restarted"
+            ?? "\(phase.fleet ? "fleet of 2 bridges" : "bridge"): killed \(phase.kills) times and restarted"
         print(
             "  [\(phase.name)] sender: \(report.accepted) accepted, \(report.resent) resent, \(report.connections) "
                 + "connections; \(bridgeSaid)")

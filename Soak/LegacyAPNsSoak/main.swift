@@ -6,7 +6,7 @@
 //
 //     swift run -c release LegacyAPNsSoak [--notifications N] [--seed S] [--tls13]
 //     swift run -c release LegacyAPNsSoak --bridge [--notifications N] [--seed S] [--bad-rate R]
-//         [--gone-rate R] [--no-upstream-faults]
+//         [--gone-rate R] [--no-upstream-faults] [--fleet]
 //
 // --tls13 makes the simulator offer TLS 1.3 (it offers TLS 1.2 by default, as Apple's gateway).
 // --bridge soaks the bridge instead (BridgeSoak.swift): PushClient -> Bridge -> ProviderSimulator
@@ -14,6 +14,9 @@
 // --gone-rate are the shares of tokens answered BadDeviceToken and 410, default 0.002 and 0.0005),
 // and one phase where the bridge is `legacy-push bridge` in a child process, killed with SIGKILL
 // and restarted on the same store (the binary must be built beside the soak: Scripts/soak.sh).
+// --fleet (with --bridge) runs every phase on a fleet instead: two `legacy-push bridge` processes
+// on one throwaway PostgreSQL database behind HAProxy, each phase killing bridges drawn at random
+// (PostgreSQL 15 and HAProxy from Debian: Scripts/setup.sh --tests).
 //
 // Not part of `swift test` (it runs for minutes); Scripts/soak.sh runs it.
 import APNsRuntime
@@ -110,7 +113,8 @@ if bridgePath {
     }
     let passed = try await BridgeSoak.run(
         total: total, seed: seed, badRate: rate("--bad-rate", 0.002), goneRate: rate("--gone-rate", 0.0005),
-        upstreamFaults: !arguments.contains("--no-upstream-faults"), credentials: credentials)
+        upstreamFaults: !arguments.contains("--no-upstream-faults"), fleet: arguments.contains("--fleet"),
+        credentials: credentials)
     exit(passed ? 0 : 1)
 }
 

@@ -1,5 +1,5 @@
 /// Sends broadcast pushes (iOS 18): one Live Activity update to every device subscribed to a
-/// channel, `POST /4/broadcasts/apps/<bundle id>` on the push host.
+/// channel, `POST /4/broadcasts/apps/<bundle id>` on the push host (``BroadcastServer``).
 ///
 /// ```swift
 /// let broadcasts = try BroadcastClient(
@@ -18,7 +18,7 @@
 /// success carries `apns-request-id`, and `apns-unique-id` in development.
 public final class BroadcastClient: Sendable {
     /// Where and how to connect.
-    public typealias Configuration = ExchangeConfiguration<ProviderServer>
+    public typealias Configuration = ExchangeConfiguration<BroadcastServer>
 
     /// The configuration the client was made with.
     public let configuration: Configuration

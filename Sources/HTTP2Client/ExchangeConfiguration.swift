@@ -1,5 +1,5 @@
 /// A host ``ChannelClient`` or ``BroadcastClient`` connects to: ``ChannelServer`` or
-/// ``ProviderServer``.
+/// ``BroadcastServer``.
 public protocol ExchangeServer: Hashable, Sendable {
     /// The address to connect to.
     var endpoint: Endpoint { get }
@@ -9,7 +9,7 @@ extension ProviderServer: ExchangeServer {}
 extension ChannelServer: ExchangeServer {}
 
 /// Where and how ``ChannelClient`` (``ChannelServer``) and ``BroadcastClient``
-/// (``ProviderServer``) connect.
+/// (``BroadcastServer``) connect.
 public struct ExchangeConfiguration<Server: ExchangeServer>: Sendable {
     /// The host.
     public var server: Server

@@ -133,7 +133,7 @@ extension SendCommand {
             bundleID: bundleID, channelID: channel, payload: payload, priority: priority, expiration: expiration)
         if let (_, explanation) = request.problem() { throw CLIError.usage(explanation) }
         let endpoint = try http2Endpoint(
-            arguments, sandbox: ProviderServer.sandbox.endpoint, production: ProviderServer.production.endpoint)
+            arguments, sandbox: BroadcastServer.sandbox.endpoint, production: BroadcastServer.production.endpoint)
         var configuration = BroadcastClient.Configuration(
             server: .custom(endpoint), credentials: try http2Credentials(arguments, console: console))
         configuration.trust = try ConnectionOptions.trust(arguments)

@@ -21,7 +21,7 @@ import Testing
     /// Any bridge's 410s are served by any other; each tuple to one reader at a time; what a
     /// reader could not write goes to the next; the latest time wins.
     @Test func feedbackTuplesAreSharedAndEachGoesToOneReader() throws {
-        let database = try Self.cluster().database()
+        let database = try Self.cluster().database().uri
         let a = try PostgresStore(connection: database)
         let b = try PostgresStore(connection: database)
         #expect(a.instance != b.instance)
@@ -58,7 +58,7 @@ import Testing
     /// What one bridge remembered is what another finds: verdicts, pending entries of a live
     /// owner, and orphaned ones once the owner has been silent for the owner timeout.
     @Test func theResendMemoryOfOneBridgeIsFoundByAnother() throws {
-        let database = try Self.cluster().database()
+        let database = try Self.cluster().database().uri
         let a = try PostgresStore(connection: database)
         let b = try PostgresStore(connection: database)
         try a.apply(
@@ -104,7 +104,7 @@ import Testing
                 && error?.reason.contains("postgresql://postgres:***@127.0.0.1:\(port)/none") == true
                 && error?.reason.contains("hunter2") == false
         }
-        let database = try Self.cluster().database()
+        let database = try Self.cluster().database().uri
         _ = try PostgresStore(connection: database)
         try Self.cluster().psql(
             String(database.split(separator: "/").last!), "UPDATE legacy_push.schema_version SET version = 42")
@@ -175,7 +175,7 @@ import Testing
     @Test func aDatabaseThatGoesAwayMidRunCostsStatusTenNotDeliveries() async throws {
         let cluster = try PostgresCluster.dedicated()
         defer { cluster.stop() }
-        let store = try cluster.database()
+        let store = try cluster.database().uri
         let count = 6_000
         try await Self.withBridge(store: store, count: count, seed: 2806) { fixture, bad, configuration in
             let client = try PushClient(configuration: configuration)
@@ -215,7 +215,7 @@ import Testing
     /// on by itself once the lock is gone: nothing lost, nothing delivered twice without a name.
     @Test func aSlowDatabaseIsWaitedForBoundedLoggedAndCostsNothing() async throws {
         let cluster = try PostgresCluster.shared.get()
-        let store = try cluster.database()
+        let store = try cluster.database().uri
         let database = String(store.split(separator: "/").last ?? "")
         let count = 3_000
         try await Self.withBridge(store: store, count: count, seed: 2807) { fixture, bad, configuration in
@@ -223,11 +223,18 @@ import Testing
             configuration.verdictTimeout = .seconds(20)
             let client = try PushClient(configuration: configuration)
             let first = await client.send((1...count / 2).map { TestGateway.notification($0) })
-            let holding = Task.detached {
-                try cluster.psql(
-                    database,
-                    "BEGIN; LOCK TABLE legacy_push.window IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(7); COMMIT;")
-            }
+            // On a thread of its own: psql blocks for the 7 s, and a cooperative thread held that
+            // long starves the sender on a 2-core machine.
+            let held = Locked<Result<String, any Error>?>(nil)
+            Thread {
+                held.set(
+                    Result {
+                        try cluster.psql(
+                            database,
+                            "BEGIN; LOCK TABLE legacy_push.window IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(7); COMMIT;"
+                        )
+                    })
+            }.start()
             let locked = await eventually(within: .seconds(10)) {
                 let granted = try? cluster.psql(
                     database,
@@ -244,7 +251,8 @@ import Testing
                 }
             }
             #expect(slow, "no line said the store was slow")
-            _ = try await holding.value
+            #expect(await eventually(within: .seconds(30)) { held.get() != nil }, "the lock was never released")
+            _ = try held.get()?.get()
             let second = await sending.value
             let report = Self.checkLedger(count: count, fixture: fixture, bad: bad, first, second)
             // The bridge used the database again by itself: the second half went through.

@@ -1,5 +1,6 @@
 import APNsCore
 import Foundation
+import ProcessHarness
 import TestSupport
 import Testing
 

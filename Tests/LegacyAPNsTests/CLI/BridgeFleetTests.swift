@@ -3,6 +3,7 @@ import APNsRuntime
 import Foundation
 import GatewaySimulator
 import LegacyAPNs
+import ProcessHarness
 import TestSupport
 import Testing
 
@@ -28,29 +29,6 @@ import Testing
         return bridge
     }
 
-    /// HAProxy in front of the bridges' gateway and feedback ports.
-    static func balancer(gateway: UInt16, feedback: UInt16, bridges: [(UInt16, UInt16)], folder: String) throws
-        -> BackgroundProgram
-    {
-        let template = try String(contentsOfFile: Fixtures.root + "/haproxy/fleet.cfg.in", encoding: .utf8)
-        let servers = { (kind: String, port: (UInt16, UInt16) -> UInt16) in
-            bridges.enumerated().map {
-                "    server \(kind)\($0.offset) 127.0.0.1:\(port($0.element.0, $0.element.1)) check inter 200ms fall 2 rise 1"
-            }
-            .joined(separator: "\n")
-        }
-        let configuration = template.replacingOccurrences(of: "@GATEWAY_PORT@", with: "\(gateway)")
-            .replacingOccurrences(of: "@FEEDBACK_PORT@", with: "\(feedback)")
-            .replacingOccurrences(of: "@BRIDGES@", with: servers("b") { gateway, _ in gateway })
-            .replacingOccurrences(of: "@FEEDBACKS@", with: servers("f") { _, feedback in feedback })
-        let path = folder + "/haproxy.cfg"
-        try configuration.write(toFile: path, atomically: true, encoding: .utf8)
-        let haproxy = try #require(ExternalProgram.haproxy.locate())
-        let check = try CLIRunner.runProcess(haproxy, ["-c", "-f", path])
-        #expect(check.status == 0, "\(check.stderr)")
-        return try BackgroundProgram(haproxy, ["-db", "-f", path])
-    }
-
     /// A running fleet: the simulator upstream, the bridges (by index, restartable) and the
     /// balancer's gateway and feedback ports.
     final class Fleet {
@@ -58,8 +36,6 @@ import Testing
         let store: String
         let ports: [(gateway: UInt16, feedback: UInt16)]
         var bridges: [ChildProcess]
-        let gateway: UInt16
-        let feedback: UInt16
         /// Lines of bridges that were killed or stopped.
         var logs: [String] = []
 
@@ -70,13 +46,13 @@ import Testing
             bridges = try ports.map {
                 try BridgeFleetTests.bridge(port: $0.0, feedbackPort: $0.1, upstream: upstream.endpoint, store: store)
             }
-            (gateway, feedback) = (try freeLoopbackPort(), try freeLoopbackPort())
-            balancer = try BridgeFleetTests.balancer(
-                gateway: gateway, feedback: feedback, bridges: ports.map { ($0.gateway, $0.feedback) },
-                folder: folder)
+            balancer = try HAProxyFleet(
+                template: Fixtures.root + "/haproxy/fleet.cfg.in", bridges: ports, folder: folder)
         }
 
-        private var balancer: BackgroundProgram
+        private let balancer: HAProxyFleet
+        var gateway: UInt16 { balancer.gateway }
+        var feedback: UInt16 { balancer.feedback }
 
         /// SIGKILLs bridge `index`, keeps its lines, and starts it again on the same ports.
         func killAndRestart(_ index: Int) async throws {
@@ -105,7 +81,7 @@ import Testing
         bad: Set<Int>, gone: Set<Int>, isolation: isolated (any Actor)? = #isolation,
         _ body: (Fleet) async throws -> Result
     ) async throws -> Result {
-        let store = try PostgresCluster.shared.get().database()
+        let store = try PostgresCluster.shared.get().database().uri
         let scratch = try ScratchDirectory()
         return try await withProviderSimulator(configure: { configuration in
             for index in bad {

@@ -2,6 +2,7 @@ import FeedbackClient
 import Foundation
 import GatewaySimulator
 import LegacyAPNs
+import ProcessHarness
 import TestSupport
 import Testing
 

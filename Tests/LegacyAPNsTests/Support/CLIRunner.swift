@@ -1,4 +1,5 @@
 import Foundation
+import ProcessHarness
 import TestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessHarness
 import Testing
 
 /// The tools the loopback tests run (nghttp2's `nghttp` and `nghttpd`, `curl`; `h2load` for the

@@ -22,14 +22,16 @@ private func gnuAddCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_ac
 ///   others' children, which would hold an end open and delay everyone's end of file).
 /// - Its output is read by threads of its own and its exit is collected by a `waitpid` thread of
 ///   its own: nothing depends on Dispatch, which a busy test process can leave undelivered.
-final class SpawnedProcess: @unchecked Sendable {
+public final class SpawnedProcess: @unchecked Sendable {
     // @unchecked: the mutable state is guarded by `lock`; `pid` is immutable.
-    enum Input {
+    /// What the child reads on stdin.
+    public enum Input {
         case null
         case bytes([UInt8])
     }
 
-    enum Output {
+    /// Where the child's stdout or stderr goes.
+    public enum Output {
         /// Collected (``standardOutput``, ``standardError``).
         case pipe
         case null
@@ -40,12 +42,12 @@ final class SpawnedProcess: @unchecked Sendable {
     }
 
     /// How the child ended.
-    enum Termination: Equatable, Sendable {
+    public enum Termination: Equatable, Sendable {
         case exit(Int32)
         case signal(Int32)
 
         /// The exit code, or the signal's number (as Foundation's `terminationStatus`).
-        var status: Int32 {
+        public var status: Int32 {
             switch self {
             case .exit(let code): code
             case .signal(let number): number
@@ -53,11 +55,14 @@ final class SpawnedProcess: @unchecked Sendable {
         }
     }
 
-    struct SpawnError: Error, CustomStringConvertible {
-        var description: String
+    /// The child could not be started.
+    public struct SpawnError: Error, CustomStringConvertible {
+        /// What failed.
+        public var description: String
     }
 
-    let pid: pid_t
+    /// The child's process id.
+    public let pid: pid_t
     private let shared = Shared()
 
     /// What the threads fill in; they hold this, not the process object, so dropping the object
@@ -71,7 +76,9 @@ final class SpawnedProcess: @unchecked Sendable {
         var openReaders = 0
     }
 
-    init(
+    /// Starts `executable` with `arguments` (the environment is this process's, merged with
+    /// `environment`), in `directory` when given.
+    public init(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil,
         stdin: Input = .null, stdout: Output = .pipe, stderr: Output = .pipe
     ) throws {
@@ -206,13 +213,14 @@ final class SpawnedProcess: @unchecked Sendable {
     }
 
     /// What the child wrote to stdout (with `.pipe`) so far.
-    var standardOutput: [UInt8] { shared.lock.withLock { shared.out } }
+    public var standardOutput: [UInt8] { shared.lock.withLock { shared.out } }
     /// What the child wrote to stderr (with `.pipe`) so far.
-    var standardError: [UInt8] { shared.lock.withLock { shared.err } }
-    var isRunning: Bool { shared.lock.withLock { shared.termination == nil } }
+    public var standardError: [UInt8] { shared.lock.withLock { shared.err } }
+    /// Whether the child has not been reaped yet.
+    public var isRunning: Bool { shared.lock.withLock { shared.termination == nil } }
 
     /// Sends `signal` (nothing once the child has been reaped, so never to a reused pid).
-    func send(_ signal: Int32) {
+    public func send(_ signal: Int32) {
         shared.lock.withLock {
             if shared.termination == nil { _ = kill(pid, signal) }
         }
@@ -220,7 +228,7 @@ final class SpawnedProcess: @unchecked Sendable {
 
     /// Waits up to `timeout` seconds until `condition` (stdout, stderr, whether it ended) holds,
     /// waking on every chunk of output and on the exit. Returns whether it held.
-    func wait(timeout: Double, until condition: ([UInt8], [UInt8], Bool) -> Bool) -> Bool {
+    public func wait(timeout: Double, until condition: ([UInt8], [UInt8], Bool) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         let shared = self.shared
         return shared.lock.withLock {
@@ -236,7 +244,7 @@ final class SpawnedProcess: @unchecked Sendable {
 
     /// Waits up to `timeout` seconds for the exit and then (a moment more) for the end of its
     /// output; nil if it is still running.
-    func waitForExit(timeout: Double) -> Termination? {
+    public func waitForExit(timeout: Double) -> Termination? {
         let deadline = Date().addingTimeInterval(timeout)
         let shared = self.shared
         return shared.lock.withLock {
