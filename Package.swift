@@ -105,7 +105,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "LegacyAPNsBenchmarks",
-            dependencies: ["APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator", "ProcessHarness"],
+            dependencies: [
+                "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator", "ProcessHarness", "APNsMetrics",
+            ],
             path: "Benchmarks/LegacyAPNsBenchmarks"
         ),
         .executableTarget(

@@ -73,6 +73,17 @@ enum BridgeBenchmarks {
                         + "invocation); bridge CPU \(String(format: "%.1f", withMetrics.bridgeCPUPerNotification)) "
                         + "µs/notification (off: \(String(format: "%.1f", bridge.bridgeCPUPerNotification))); "
                         + withMetrics.note + "; runs \(Run.rates(metered))" + Run.failures(metered)))
+            let listenerCount = quick ? 500_000 : 2_000_000
+            let listener = (0..<3).map { _ in MetricsCost.perNotification(count: listenerCount) }.sorted()[1]
+            report(
+                BenchmarkResult(
+                    name: "bridge: --metrics' own work per notification (in process)", count: listenerCount,
+                    seconds: listener * Double(listenerCount), unit: "notifs",
+                    cpuSeconds: listener * Double(listenerCount),
+                    note: "\(String(format: "%.0f", listener * 1e9)) ns of thread CPU per notification (its .sent and "
+                        + ".accepted recorded, median of 3): \(String(format: "%.1f", 100 * listener * 1e6 / bridge.bridgeCPUPerNotification)) % "
+                        + "of the bridge's CPU per notification with metrics off "
+                        + "(\(String(format: "%.1f", bridge.bridgeCPUPerNotification)) µs)"))
             report(
                 BenchmarkResult(
                     name: "bridge: send --http2 -> serve --http2 (direct)", count: count, seconds: straight.seconds,

@@ -53,6 +53,15 @@ extension Certificate {
         SSL_get1_peer_certificate(connection).map(Certificate.init(taking:))
     }
 
+    /// The certificates the peer of a TLS connection (`SSL*`) presented after its own (the
+    /// intermediates it sent; on a server, the client's chain without its certificate).
+    package static func peerChain(ofTLSConnection connection: OpaquePointer) -> [Certificate] {
+        guard let stack = SSL_get_peer_cert_chain(connection) else { return [] }
+        return (0..<COpenSSL_sk_X509_num(stack)).compactMap { index in
+            COpenSSL_sk_X509_value(stack, index).map(Certificate.init(retaining:))
+        }
+    }
+
     /// The SHA-256 fingerprint of the certificate a verification (`X509_STORE_CTX*`, in a verify
     /// callback) is about, if any.
     package static func fingerprintOfCertificate(inVerification verification: OpaquePointer) -> [UInt8]? {

@@ -50,9 +50,16 @@ public final class MetricsRegistry: Sendable {
     /// A histogram of durations with these bucket bounds in seconds (ascending; `+Inf` is added).
     /// `name` should end in `_seconds`.
     public func histogram(_ name: String, help: String, buckets: [Double]) -> Histogram {
+        histogram(name, help: help, buckets: buckets, labels: []).labels()
+    }
+
+    /// A family of histograms distinguished by `labels`, each with these bucket bounds.
+    public func histogram(
+        _ name: String, help: String, buckets: [Double], labels: [String]
+    ) -> LabelledFamily<Histogram> {
         let bounds = buckets.sorted()
-        return add(LabelledFamily(name: name, help: help, kind: "histogram", labels: []) { Histogram(bounds: bounds) })
-            .labels()
+        return add(
+            LabelledFamily(name: name, help: help, kind: "histogram", labels: labels) { Histogram(bounds: bounds) })
     }
 
     /// A family whose values are read when the registry is rendered: `sample` returns each series'

@@ -20,9 +20,10 @@ import APNsCore
 /// | `legacy_push_upstream_connection_failures_total` | counter | |
 /// | `legacy_push_upstream_requests_sent_total` | counter | |
 /// | `legacy_push_upstream_responses_total` | counter | `push_type`, `status`, `reason` |
-/// | `legacy_push_upstream_response_seconds` | histogram (200s) | |
+/// | `legacy_push_upstream_response_seconds` | histogram (final answers) | `status` |
 /// | `legacy_push_upstream_refused_locally_total` | counter | `reason` |
-/// | `legacy_push_upstream_retries_total` | counter | `possible_duplicate` |
+/// | `legacy_push_upstream_retries_total` | counter | `reason` (``ProviderRetryCause``), `possible_duplicate` |
+/// | `legacy_push_upstream_stream_resets_total` | counter | `by` (`client`, `server`), `error_code` |
 /// | `legacy_push_upstream_unconfirmed_total` | counter | `may_have_been_delivered` |
 /// | `legacy_push_upstream_goaways_total` | counter | `reason` |
 /// | `legacy_push_upstream_token_refreshes_total` | counter | |
@@ -48,9 +49,12 @@ public final class PushMetrics: PushMetricsListener {
     /// The 200 series per push type, looked up without a lock (the hot path: one per notification).
     private let acceptedByPushType: [PushType: Counter]
     private let acceptedUntyped: Counter
-    private let latency: Histogram
+    private let latency: LabelledFamily<Histogram>
+    /// The 200 series of ``latency``, kept (the hot path).
+    private let acceptedLatency: Histogram
     private let refusedLocally: LabelledFamily<Counter>
     private let retries: LabelledFamily<Counter>
+    private let streamResets: LabelledFamily<Counter>
     private let unconfirmed: LabelledFamily<Counter>
     private let goaways: LabelledFamily<Counter>
     private let tokenRefreshes: Counter
@@ -104,13 +108,20 @@ public final class PushMetrics: PushMetricsListener {
         acceptedUntyped = responses.labels("none", "200", "none")
         latency = registry.histogram(
             "legacy_push_upstream_response_seconds",
-            help: "Time from sending a request to its 200 answer.", buckets: Self.latencyBuckets)
+            help: "Time from sending a request to its final answer, by status (200, and rejections).",
+            buckets: Self.latencyBuckets, labels: ["status"])
+        acceptedLatency = latency.labels("200")
         refusedLocally = registry.counter(
             "legacy_push_upstream_refused_locally_total",
             help: "Requests refused without sending, by the reason APNs would give.", labels: ["reason"])
         retries = registry.counter(
             "legacy_push_upstream_retries_total",
-            help: "Requests sent again (429, 5xx, refused or lost streams, GOAWAY).", labels: ["possible_duplicate"])
+            help: "Requests sent again, by reason (429, 5xx, refused or lost streams, GOAWAY, ...).",
+            labels: ["reason", "possible_duplicate"])
+        streamResets = registry.counter(
+            "legacy_push_upstream_stream_resets_total",
+            help: "Streams reset without an answer, by who reset them (client: the request timed out) and code.",
+            labels: ["by", "error_code"])
         unconfirmed = registry.counter(
             "legacy_push_upstream_unconfirmed_total", help: "Notifications that ended without a verdict.",
             labels: ["may_have_been_delivered"])
@@ -137,6 +148,17 @@ public final class PushMetrics: PushMetricsListener {
         storeErrors = registry.counter("legacy_push_store_errors_total", help: "Failures of the durable store.")
         outages = registry.counter(
             "legacy_push_upstream_outages_total", help: "Times the upstream became unavailable to new senders.")
+    }
+
+    /// Adds `legacy_push_notifications_received_total{command}`, the notifications a binary server
+    /// decoded per command (0, 1, 2), read from `counts` when rendered (nil: no samples).
+    package func sampleReceivedPerCommand(_ counts: @escaping @Sendable () -> CommandCounts?) {
+        registry.sampled(
+            "legacy_push_notifications_received_total", help: "Notifications received (frames decoded), by command.",
+            kind: .counter, labels: ["command"]
+        ) {
+            counts()?.byCommand.map { (labels: ["\($0.command.rawValue)"], value: $0.count) } ?? []
+        }
     }
 
     /// The registry in the Prometheus text format (``MetricsRegistry/contentType``).
@@ -171,7 +193,7 @@ public final class PushMetrics: PushMetricsListener {
     /// Counts a request sent upstream.
     public func upstreamRequestSent() { requestsSent.increment() }
 
-    /// Counts an answer by push type, status and reason, and times a 200.
+    /// Counts an answer by push type, status and reason, and times it by status.
     public func upstreamAnswered(status: Int, reason: ProviderReason?, pushType: PushType?, latency: Duration?) {
         if status == 200 {
             if let pushType {
@@ -179,10 +201,12 @@ public final class PushMetrics: PushMetricsListener {
             } else {
                 acceptedUntyped.increment()
             }
+            if let latency { acceptedLatency.observe(latency) }
         } else {
-            responses.labels(pushType?.rawValue ?? "none", "\(status)", reason?.rawValue ?? "none").increment()
+            let status = "\(status)"
+            responses.labels(pushType?.rawValue ?? "none", status, reason?.rawValue ?? "none").increment()
+            if let latency { self.latency.labels(status).observe(latency) }
         }
-        if let latency { self.latency.observe(latency) }
     }
 
     /// Counts a request refused without a round trip, by reason.
@@ -190,8 +214,14 @@ public final class PushMetrics: PushMetricsListener {
         refusedLocally.labels(reason?.rawValue ?? "none").increment()
     }
 
-    /// Counts a retry.
-    public func upstreamRetried(possibleDuplicate: Bool) { retries.labels("\(possibleDuplicate)").increment() }
+    /// Counts a retry by its cause.
+    public func upstreamRetried(cause: ProviderRetryCause, possibleDuplicate: Bool) {
+        retries.labels(cause.rawValue, "\(possibleDuplicate)").increment()
+    }
+    /// Counts a stream reset by who reset it and its error code.
+    public func upstreamStreamReset(errorCode: HTTP2ErrorCode, byClient: Bool) {
+        streamResets.labels(byClient ? "client" : "server", "\(errorCode)").increment()
+    }
     /// Counts a notification without a verdict.
     public func upstreamUnconfirmed(mayHaveBeenDelivered: Bool) {
         unconfirmed.labels("\(mayHaveBeenDelivered)").increment()

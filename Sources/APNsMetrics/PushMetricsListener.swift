@@ -38,14 +38,18 @@ public protocol PushMetricsListener: Sendable {
     func upstreamConnectionClosed()
     /// A request went out on a stream (a retry too).
     func upstreamRequestSent()
-    /// APNs answered a request: 200 with the time from sending to the answer, or an error status
-    /// with APNs's reason. `pushType` is the request's `apns-push-type` when it named one.
+    /// APNs answered a request for good (200, or an error status with APNs's reason; an answer that
+    /// leads to a retry is ``upstreamRetried(cause:possibleDuplicate:)``), `latency` after it was
+    /// sent. `pushType` is the request's `apns-push-type` when it named one.
     func upstreamAnswered(status: Int, reason: ProviderReason?, pushType: PushType?, latency: Duration?)
     /// The client refused a request without sending it (what APNs would answer `reason` for).
     func upstreamRefusedLocally(reason: ProviderReason?)
-    /// A request goes out again (429, 5xx, a refused or lost stream, a GOAWAY); `possibleDuplicate`
-    /// when an earlier attempt may have been delivered.
-    func upstreamRetried(possibleDuplicate: Bool)
+    /// A request goes out again, for `cause` (429, 5xx, a refused or lost stream, a GOAWAY, ...);
+    /// `possibleDuplicate` when an earlier attempt may have been delivered.
+    func upstreamRetried(cause: ProviderRetryCause, possibleDuplicate: Bool)
+    /// A stream ended by RST_STREAM (or closed without an answer): sent by the client (`byClient`:
+    /// a request unanswered for the request timeout) or by the server, with its error code.
+    func upstreamStreamReset(errorCode: HTTP2ErrorCode, byClient: Bool)
     /// A notification ended without a verdict; `mayHaveBeenDelivered` when it may have arrived.
     func upstreamUnconfirmed(mayHaveBeenDelivered: Bool)
     /// The server said GOAWAY (with APNs's reason, when it gave one).
@@ -99,7 +103,9 @@ extension PushMetricsListener {
     /// Does nothing unless implemented.
     public func upstreamRefusedLocally(reason: ProviderReason?) {}
     /// Does nothing unless implemented.
-    public func upstreamRetried(possibleDuplicate: Bool) {}
+    public func upstreamRetried(cause: ProviderRetryCause, possibleDuplicate: Bool) {}
+    /// Does nothing unless implemented.
+    public func upstreamStreamReset(errorCode: HTTP2ErrorCode, byClient: Bool) {}
     /// Does nothing unless implemented.
     public func upstreamUnconfirmed(mayHaveBeenDelivered: Bool) {}
     /// Does nothing unless implemented.
@@ -139,9 +145,13 @@ extension PushMetricsListener {
                 upstreamRefusedLocally(reason: rejection.reason)
             } else {
                 upstreamAnswered(
-                    status: rejection.status, reason: rejection.reason, pushType: rejection.pushType, latency: nil)
+                    status: rejection.status, reason: rejection.reason, pushType: rejection.pushType,
+                    latency: rejection.latency)
             }
-        case .retrying(_, _, _, let possibleDuplicate): upstreamRetried(possibleDuplicate: possibleDuplicate)
+        case .retrying(_, _, let cause, _, let possibleDuplicate):
+            upstreamRetried(cause: cause, possibleDuplicate: possibleDuplicate)
+        case .streamReset(_, _, let errorCode, let byClient):
+            upstreamStreamReset(errorCode: errorCode, byClient: byClient)
         case .unconfirmed(_, let unconfirmed):
             upstreamUnconfirmed(mayHaveBeenDelivered: unconfirmed.mayHaveBeenDelivered)
         case .goaway(_, let goaway): upstreamGoaway(reason: goaway.reason)

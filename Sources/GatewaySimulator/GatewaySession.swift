@@ -292,6 +292,7 @@ final class GatewaySession: LoopConnection {
     /// Decodes what was read, records what was accepted, and returns the verdict if one is due.
     private func decode(now: Double, faults: SimulatorFaults) -> Verdict? {
         var verdict: Verdict?
+        var commands = CommandCounts()
         decoding: while verdict == nil {
             let frame: Frame?
             do {
@@ -301,6 +302,7 @@ final class GatewaySession: LoopConnection {
                 break decoding
             }
             guard case .notification(let notification, let command)? = frame else { break decoding }
+            commands.add(command)
             let decision = decide(notification, command: command, faults: faults)
             if case .refuse(let fault) = decision {
                 verdict = fault
@@ -318,9 +320,13 @@ final class GatewaySession: LoopConnection {
             }
         }
         let completed = !batch.isEmpty
+        if !completed, commands.total > 0 {
+            simulator.state.withLock { $0.statistics.receivedByCommand.add(commands) }  // refused ones
+        }
         if completed {
             let count = batch.count
             simulator.state.withLock {
+                $0.statistics.receivedByCommand.add(commands)
                 $0.statistics.accepted += count
                 $0.connections[number]?.lastProgress = now
             }

@@ -142,6 +142,8 @@ public final class GatewaySimulator: Sendable {
         public var connections = 0
         /// Of those, the ones that resumed an earlier TLS session (no certificates exchanged).
         public var resumedConnections = 0
+        /// Notifications decoded, per command (0, 1, 2), before faults decide on them.
+        public var receivedByCommand = CommandCounts()
         /// Notifications accepted (and recorded).
         public var accepted = 0
         /// Notifications or frames refused with an error response (or a close, for command 0).

@@ -67,6 +67,7 @@ extension PushMetrics {
     /// open connections), read whenever the metrics are rendered.
     public func observe(_ simulator: GatewaySimulator) {
         let statistics = { @Sendable [weak simulator] in simulator?.statistics }
+        sampleReceivedPerCommand { statistics()?.receivedByCommand }
         registry.sampled(
             "legacy_push_simulator_notifications_total", help: "Notifications accepted and rejected.",
             kind: .counter, label: "outcome", from: statistics, [("accepted", \.accepted), ("rejected", \.rejected)])

@@ -203,11 +203,7 @@ public final class Bridge: Sendable {
 
     /// The upstream's queue depth and notifications in flight now (every route's pool together).
     public var upstreamOccupancy: ProviderStream.Occupancy {
-        core.allUpstreams.reduce(into: ProviderStream.Occupancy()) { total, upstream in
-            let occupancy = upstream.occupancy
-            total.queued += occupancy.queued
-            total.inFlight += occupancy.inFlight
-        }
+        .total(core.allUpstreams.map(\.occupancy))
     }
 
     /// Replaces the routes (``Configuration/routes``) while the bridge runs, as `SIGHUP` does for
@@ -215,7 +211,9 @@ public final class Bridge: Sendable {
     /// Senders connected before keep the route (and pool) they chose at their handshake, and
     /// nothing in flight is touched; new senders get the new routes. A pool whose credential is
     /// unchanged (the same ``BridgeRoutes/Route/poolKey``) is kept with its connections; one no
-    /// route uses any more is finished when the bridge stops.
+    /// route uses any more is *retired*: once the last sender served through it has gone, it gets
+    /// the verdicts of what it has in flight (nothing is given up) and closes its connections, so a
+    /// revoked key or an old certificate stops being used as soon as its senders reconnect.
     ///
     /// - Throws: ``LegacyAPNsError`` when a credential cannot make a client or the senders' TLS
     ///   context cannot be made; the old routes then stay, unchanged.

@@ -231,7 +231,7 @@ final class BridgeCore: Sendable {
                 session, identifier: unconfirmed.request.identifier, token: unconfirmed.request.deviceToken,
                 mayHaveBeenDelivered: unconfirmed.mayHaveBeenDelivered)
             session?.settle(tag: unconfirmed.tag, verdict: .unavailable(reason: "upstream: \(unconfirmed.why)"))
-        case .sent, .retrying:
+        case .sent, .retrying, .streamReset:
             break
         case .connected:
             upstream.noteConnected()

@@ -66,6 +66,8 @@ public struct BridgeStatistics: Hashable, Sendable, CustomStringConvertible {
     public var refusedConnections = 0
     /// Notifications received from senders (frames decoded).
     public var received = 0
+    /// Of those, per command (0, 1, 2).
+    public var receivedByCommand = CommandCounts()
     /// Notifications sent upstream (resends answered from memory are not).
     public var forwarded = 0
     /// Accepted upstream (200).

@@ -18,7 +18,8 @@ struct BridgeFeedbackSession {
         // The topic its route's notifications were stored under (a route's apnsTopic, or --topic).
         let certificate = session.peerCertificate
         let route = core.route(
-            for: certificate, topic: certificate?.topic, fingerprint: certificate?.sha256Fingerprint ?? [])
+            for: certificate, presented: session.peerChain, topic: certificate?.topic,
+            fingerprint: certificate?.sha256Fingerprint ?? [])
         guard let topic = route?.translation.fixedTopic ?? certificate?.topic else {
             session.closeGently(drainTimeout: 0.5)
             core.refused(client, reason: "its certificate names no topic")

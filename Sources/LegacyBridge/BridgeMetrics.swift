@@ -45,12 +45,10 @@ extension PushMetrics {
     /// (blocking the rendering thread: `MetricsServer`'s own).
     public func observe(_ bridge: Bridge) {
         let statistics = { @Sendable [weak bridge] in bridge?.statistics }
+        sampleReceivedPerCommand { statistics()?.receivedByCommand }
         registry.sampled(
             .counter, prefix: "legacy_push_", from: statistics,
-            [
-                ("notifications_received_total", "Notifications received from senders (frames decoded).", \.received),
-                ("notifications_forwarded_total", "Notifications sent upstream (once each).", \.forwarded),
-            ])
+            [("notifications_forwarded_total", "Notifications sent upstream (once each).", \.forwarded)])
         registry.sampled(
             "legacy_push_bridge_verdicts_total",
             help: "Verdicts on notifications: accepted, unregistered (410, stored), rejected, unavailable "

@@ -9,7 +9,8 @@ import HTTP2Client
 /// certificate is its route for the whole connection. A ROUTE has exactly one matcher:
 /// - `senderTopic`: the topic (bundle identifier) of the sender's certificate;
 /// - `senderFingerprint`: the SHA-256 of the sender's certificate (64 hex digits, colons allowed);
-/// - `senderCA`: a PEM file of CAs, one of which issued the sender's certificate;
+/// - `senderCA`: a PEM file of CAs the sender's certificate must chain to (through the
+///   intermediates it presents or the bridge trusts; verified by OpenSSL as a handshake is);
 ///
 /// and exactly one upstream credential:
 /// - `authKey` (a `.p8` file) with `keyId` and `teamId` (token authentication);
@@ -39,7 +40,7 @@ public struct BridgeRoutes: Sendable {
             case senderTopic(String)
             /// The sender whose certificate has this SHA-256 fingerprint (32 bytes).
             case senderFingerprint([UInt8])
-            /// Senders whose certificate one of these CAs issued.
+            /// Senders whose certificate chains to one of these CAs (a root or an intermediate).
             case senderCA([Certificate])
         }
 
@@ -63,13 +64,17 @@ public struct BridgeRoutes: Sendable {
         }
 
         /// Whether a sender with this certificate (its topic and fingerprint) is one of this route's.
-        public func matches(certificate: Certificate?, topic: String?, fingerprint: [UInt8]) -> Bool {
+        /// `intermediates` help chain it to a ``Match/senderCA(_:)`` (what the sender presented
+        /// after its certificate, the CAs the bridge trusts); they are trusted for nothing.
+        public func matches(
+            certificate: Certificate?, intermediates: [Certificate] = [], topic: String?, fingerprint: [UInt8]
+        ) -> Bool {
             switch match {
             case .senderTopic(let wanted): return topic == wanted
             case .senderFingerprint(let wanted): return fingerprint == wanted
             case .senderCA(let authorities):
                 guard let certificate else { return false }
-                return authorities.contains { certificate.isIssued(by: $0) }
+                return certificate.chains(to: authorities, through: intermediates)
             }
         }
     }
@@ -82,12 +87,15 @@ public struct BridgeRoutes: Sendable {
         self.routes = routes
     }
 
-    /// The first route that takes a sender with this certificate, and its index, if any.
-    public func route(for certificate: Certificate?, topic: String?, fingerprint: [UInt8]) -> (
-        index: Int, route: Route
-    )? {
+    /// The first route that takes a sender with this certificate, and its index, if any
+    /// (`intermediates` as for ``Route/matches(certificate:intermediates:topic:fingerprint:)``).
+    public func route(
+        for certificate: Certificate?, intermediates: [Certificate] = [], topic: String?, fingerprint: [UInt8]
+    ) -> (index: Int, route: Route)? {
         for (index, route) in routes.enumerated()
-        where route.matches(certificate: certificate, topic: topic, fingerprint: fingerprint) {
+        where route.matches(
+            certificate: certificate, intermediates: intermediates, topic: topic, fingerprint: fingerprint)
+        {
             return (index, route)
         }
         return nil

@@ -31,9 +31,12 @@ struct BridgeRouting: Sendable {
     /// The pools of the routes, by ``BridgeRoutes/Route/poolKey``.
     var pools: [String: BridgeUpstream]
     /// Pools no route uses any more: the sessions that chose them before a reload keep using
-    /// them; they are finished when the bridge stops.
+    /// them; each is finished (its connections closed once its verdicts are in) when its last
+    /// session has left, and again when the bridge stops (a late submission reopens a stream).
     var retired: [BridgeUpstream] = []
     var senderContext: TLSContext
+    /// The CAs the senders' TLS context trusts: intermediates for the routes by sender CA.
+    var senderCAs: [Certificate] = []
 
     /// Every pool, current and retired, once each.
     var allUpstreams: [BridgeUpstream] {
@@ -138,7 +141,9 @@ extension BridgeCore {
                     translation: translation(
                         topic: route.apnsTopic ?? configuration.topic, credentials: route.credentials)))
         }
-        return (BridgeRouting(routes: active, configured: true, pools: chosen, senderContext: context), opened)
+        var routing = BridgeRouting(routes: active, configured: true, pools: chosen, senderContext: context)
+        routing.senderCAs = configuration.senderCAs + routes.senderCAs
+        return (routing, opened)
     }
 
     private func translation(topic: String?, credentials: ProviderCredentials) -> BridgeTranslation {
@@ -165,13 +170,38 @@ extension BridgeCore {
         return upstream
     }
 
-    /// The route of a sender with this certificate, or nil when none takes it.
-    func route(for certificate: Certificate?, topic: String?, fingerprint: [UInt8]) -> ActiveRoute? {
+    /// The route of a sender with this certificate (and the certificates it presented after it),
+    /// or nil when none takes it.
+    func route(
+        for certificate: Certificate?, presented: [Certificate], topic: String?, fingerprint: [UInt8]
+    ) -> ActiveRoute? {
         routing.withLock { routing in
-            routing.routes.first { active in
-                active.route?.matches(certificate: certificate, topic: topic, fingerprint: fingerprint) ?? true
+            let intermediates = presented + routing.senderCAs
+            return routing.routes.first { active in
+                active.route?.matches(
+                    certificate: certificate, intermediates: intermediates, topic: topic, fingerprint: fingerprint)
+                    ?? true
             }
         }
+    }
+
+    /// A session is served through `route` (until ``release(_:)``). A pool retired meanwhile still
+    /// serves it: a submission after its close opens a fresh stream, closed again on the release.
+    func attach(_ route: ActiveRoute) {
+        route.upstream.attach()
+    }
+
+    /// A session that chose `route` has ended: a pool retired by a reload closes once its last
+    /// session has.
+    func release(_ route: ActiveRoute) {
+        if route.upstream.detach() { closeRetired(route.upstream) }
+    }
+
+    /// Finishes a retired pool no session uses: what it has in flight gets its verdicts (to their
+    /// sessions, as always), then its connections close. Nothing is given up: the bridge's stop
+    /// bounds it as it bounds every pool.
+    private func closeRetired(_ upstream: BridgeUpstream) {
+        Task { await upstream.finish() }
     }
 
     /// Replaces the routes; keeps the pools of the credentials it already has. Throws (and
@@ -185,6 +215,7 @@ extension BridgeCore {
             let retired = routing.retired + retiring
             routing = fresh
             routing.retired = retired
+            for upstream in retiring where upstream.retire() { closeRetired(upstream) }
             return BridgeReload(
                 routes: fresh.routes.count, pools: fresh.pools.count, newPools: opened, retiredPools: retiring.count)
         }

@@ -16,13 +16,14 @@ import Synchronization
 /// once (``BridgeEvent/upstreamUnavailable(reason:)``), and its end once an answer arrives
 /// (``BridgeEvent/upstreamAvailable(refusedSenders:)``), not per connection.
 final class BridgeUpstream: @unchecked Sendable {
-    // @unchecked: `stream`, `finishing`, `failures`, `nextAttempt`, `lastFailure` and
-    // `refusedDuringOutage` are guarded by `lock`; `outageReported` is atomic; the rest is immutable.
+    // @unchecked: `stream`, `finishing`, `failures`, `nextAttempt`, `lastFailure`, `users`,
+    // `retired` and `refusedDuringOutage` are guarded by `lock`; `outageReported` is atomic; the rest is immutable.
     private let lock = ConditionLock()
     private let client: ProviderClient
     private var stream: ProviderStream?
-    /// The stream ``finish()`` waits for (``abandon(_:)`` must still reach it).
-    private var finishing: ProviderStream?
+    /// Streams being finished (``finish()``), each with the one task that finishes it: a retired
+    /// pool's (``retire()``) and the stop's may overlap, and ``abandon(_:)`` must reach them all.
+    private var finishing: [(stream: ProviderStream, done: Task<Void, Never>)] = []
     private var failures = 0
     private var nextAttempt: Double = 0
     private var lastFailure: LegacyAPNsError?
@@ -37,6 +38,10 @@ final class BridgeUpstream: @unchecked Sendable {
     private let outageReported = Atomic<Bool>(false)
     /// Called (outside the lock) when an outage begins and when it ends.
     private let report: @Sendable (BridgeEvent) -> Void
+    /// Sender sessions served through this pool now (``attach()``, ``detach()``).
+    private var users = 0
+    /// Whether a reload retired it: no route uses it, it closes when its last session has left.
+    private var retired = false
 
     init(client: ProviderClient, report: @escaping @Sendable (BridgeEvent) -> Void) {
         self.client = client
@@ -186,26 +191,67 @@ final class BridgeUpstream: @unchecked Sendable {
         if let began { reportOutage(began) }
     }
 
+    /// A sender session is served through this pool (from its route's choice to the end of its
+    /// thread).
+    func attach() {
+        lock.withLock { users += 1 }
+    }
+
+    /// A session attached to this pool ended; true when the pool is retired and now unused: then
+    /// it is to be closed (``finish()``: its last verdicts still come).
+    func detach() -> Bool {
+        lock.withLock {
+            users -= 1
+            return retired && users == 0
+        }
+    }
+
+    /// No route uses this pool any more (a reload); true when no session is served through it
+    /// either: then it is to be closed (``finish()``).
+    func retire() -> Bool {
+        lock.withLock {
+            retired = true
+            return users == 0
+        }
+    }
+
     /// The current stream's queue depth and notifications in flight (zero without a stream).
     var occupancy: ProviderStream.Occupancy {
-        lock.withLock { stream ?? finishing }?.occupancy ?? ProviderStream.Occupancy()
+        .total(allStreams.map(\.occupancy))
     }
 
-    /// Finishes the current stream: waits until every notification sent has its verdict.
+    /// The current stream and those being finished.
+    private var allStreams: [ProviderStream] {
+        lock.withLock { (stream.map { [$0] } ?? []) + finishing.map(\.stream) }
+    }
+
+    /// Finishes the current stream, and waits until every notification sent on it, or on a
+    /// stream another call is finishing, has its verdict (then their connections are closed).
     func finish() async {
-        let current: ProviderStream? = lock.withLock {
-            finishing = stream
-            stream = nil
-            return finishing
+        let waits: [Task<Void, Never>] = lock.withLock {
+            if let current = stream {
+                stream = nil
+                finishing.append((current, Task { _ = await current.finish() }))
+            }
+            return finishing.map(\.done)
         }
-        _ = await current?.finish()
-        lock.withLock { finishing = nil }
+        for wait in waits { await wait.value }
+        lock.withLock { finishing.removeAll { entry in waits.contains(entry.done) } }
     }
 
-    /// Gives up on the current stream, or on the one ``finish()`` waits for: what is in flight
+    /// Gives up on the current stream and on those ``finish()`` waits for: what is in flight
     /// gets `unconfirmed` (possibly delivered) at once. The bound on the bridge's last verdicts.
     func abandon(_ reason: LegacyAPNsError) {
-        let current: ProviderStream? = lock.withLock { stream ?? finishing }
-        current?.abandon(reason)
+        for stream in allStreams { stream.abandon(reason) }
+    }
+}
+
+extension ProviderStream.Occupancy {
+    /// The queue depths and notifications in flight of `occupancies` together.
+    static func total(_ occupancies: some Sequence<ProviderStream.Occupancy>) -> Self {
+        occupancies.reduce(into: ProviderStream.Occupancy()) { total, occupancy in
+            total.queued += occupancy.queued
+            total.inFlight += occupancy.inFlight
+        }
     }
 }

@@ -25,7 +25,8 @@ final class SenderSession: @unchecked Sendable {
     private let state: Mutex<State>
     private(set) var topic: String?
     /// The sender's route (its upstream pool and translation), chosen at its handshake and written
-    /// once, before the session's first submission.
+    /// once, before the session's first submission; its pool counts the session as a user until
+    /// the session's thread ends (a pool retired by a reload closes when its last user has gone).
     private(set) var route: ActiveRoute?
     /// From the accept to the end of the TLS handshake (the upstream's readiness included): the
     /// accept thread may close the connection meanwhile to make room (see ``Bridge``).
@@ -212,6 +213,7 @@ final class SenderSession: @unchecked Sendable {
             return
         }
         route = chosen
+        core.attach(chosen)
         let senderTopic = chosen.translation.fixedTopic ?? identity.topic
         topic = senderTopic
         state.withLock { $0.lastFrameAt = Monotonic.now() }  // idle from the end of its handshake on
@@ -233,7 +235,10 @@ final class SenderSession: @unchecked Sendable {
     private func chosenRoute(
         _ certificate: Certificate?, identity: SenderIdentity, fingerprint: [UInt8], _ session: any Transport
     ) -> ActiveRoute? {
-        guard let chosen = core.route(for: certificate, topic: identity.topic, fingerprint: fingerprint) else {
+        guard
+            let chosen = core.route(
+                for: certificate, presented: session.peerChain, topic: identity.topic, fingerprint: fingerprint)
+        else {
             session.close()
             core.refused(
                 client,
@@ -264,6 +269,7 @@ final class SenderSession: @unchecked Sendable {
             return (state.isFinished, state.sender.machine.delivered)
         }
         if let reason { core.emit(.senderDisconnected(connection: connection, delivered: delivered, reason: reason)) }
+        if let route { core.release(route) }
         if finished { core.unregister(id) }
     }
 
@@ -415,9 +421,11 @@ final class SenderSession: @unchecked Sendable {
     ) -> (ended: String?, filledRoom: Bool) {
         frames.removeAll(keepingCapacity: true)
         var malformed: FrameDecodingError?
+        var commands = CommandCounts()
         while frames.count < room {
             do {
                 guard case .notification(let notification, let command)? = try decoder.next() else { break }
+                commands.add(command)
                 frames.append(
                     BridgeSenderState.Frame(
                         notification: notification, command: command,
@@ -429,7 +437,10 @@ final class SenderSession: @unchecked Sendable {
         }
         let filledRoom = frames.count == room && malformed == nil
         guard !frames.isEmpty || malformed != nil else { return (nil, false) }
-        core.count { $0.received += frames.count }
+        core.count {
+            $0.received += frames.count
+            $0.receivedByCommand.add(commands)
+        }
 
         // Translated here, outside every lock, unless the memory seems to know the frame: a
         // resend whose earlier copy is remembered needs no request unless it has to wait for that

@@ -302,7 +302,10 @@ public struct ProviderConnectionMachine: Sendable {
         if now >= open.timeoutsCheckedUntil, let (stream, waiting) = firstTimedOut(now: now) {
             open.streams[stream] = nil
             retryLost(
-                waiting.entry, reason: "no answer within \(configuration.requestTimeout) (stream \(stream))", now: now)
+                waiting.entry, cause: .requestTimeout,
+                reason: "no answer within \(configuration.requestTimeout) (stream \(stream))", now: now)
+            pendingEvents.append(
+                .streamReset(connection: connection, stream: stream, errorCode: .cancel, byClient: true))
             return .cancel(stream: stream)
         }
         if let winding = open.winding {
@@ -569,6 +572,7 @@ public struct ProviderConnectionMachine: Sendable {
             }
             failures = (0, 0)  // an answer is progress
             var entry = waiting.entry
+            let latency = now - waiting.sentAt
             switch response.retryAdvice {
             case .delivered:
                 report.accepted += 1
@@ -580,14 +584,14 @@ public struct ProviderConnectionMachine: Sendable {
                 acceptance.pushType = entry.request.pushType
                 pendingEvents.append(.accepted(connection: connection, acceptance))
             case .doNotRetry, .discardDeviceToken:
-                reject(entry, response: response, isLocal: false)
+                reject(entry, response: response, latency: latency)
             case .retryAfterDelay, .retryWithBackoff:
                 entry.attempts += 1
                 if entry.attempts >= configuration.maximumAttempts {
-                    reject(entry, response: response, isLocal: false)
+                    reject(entry, response: response, latency: latency)
                 } else {
                     entry.notBefore = now + configuration.retryDelay.delay(afterFailures: entry.attempts)
-                    retry(entry, reason: "\(response)")
+                    retry(entry, cause: response.status == 429 ? .tooManyRequests : .serverError, reason: "\(response)")
                 }
                 if response.reason == .tooManyProviderTokenUpdates || response.reason == .shutdown {
                     // The connection is not worth keeping: finish its streams and reconnect.
@@ -601,9 +605,9 @@ public struct ProviderConnectionMachine: Sendable {
             case .retryOnNewConnection:
                 entry.attempts += 1
                 if entry.attempts >= configuration.maximumAttempts {
-                    reject(entry, response: response, isLocal: false)
+                    reject(entry, response: response, latency: latency)
                 } else {
-                    retry(entry, reason: "\(response)")
+                    retry(entry, cause: .idleTimeout, reason: "\(response)")
                 }
                 open.winding = open.winding ?? .reconnect(delay: .zero, reason: "\(response)")
             case .refreshTokenAndRetryOnce:
@@ -613,7 +617,7 @@ public struct ProviderConnectionMachine: Sendable {
                     // A token signed moments ago cannot be an hour old: the clocks disagree, and
                     // every fresh token would be refused the same way (a connection and a token
                     // per notification, twice). Stop with the cause.
-                    reject(entry, response: response, isLocal: false)
+                    reject(entry, response: response, latency: latency)
                     rejectedForCredentials = LegacyAPNsError(
                         .certificateRejected,
                         "APNs refused a provider token signed \(Self.describe(now - minted)) ago as expired "
@@ -621,14 +625,14 @@ public struct ProviderConnectionMachine: Sendable {
                             + "tokens dated over an hour before its own clock): check it, e.g. with 'date -u', "
                             + "and set it right (NTP)")
                 } else if entry.usedTokenRetry {
-                    reject(entry, response: response, isLocal: false)
+                    reject(entry, response: response, latency: latency)
                 } else {
                     entry.usedTokenRetry = true
-                    retry(entry, reason: "\(response): a fresh token on a new connection")
+                    retry(entry, cause: .expiredProviderToken, reason: "\(response): a fresh token on a new connection")
                 }
                 open.winding = open.winding ?? .reconnect(delay: .zero, reason: "the provider token expired")
             case .stopSending:
-                reject(entry, response: response, isLocal: false)
+                reject(entry, response: response, latency: latency)
                 rejectedForCredentials = LegacyAPNsError(
                     .certificateRejected, "APNs refused the credentials: \(response) (every notification would fail)")
             }
@@ -643,11 +647,14 @@ public struct ProviderConnectionMachine: Sendable {
                 return
             }
             open.lastActivity = now
+            pendingEvents.append(
+                .streamReset(connection: connection, stream: stream, errorCode: errorCode, byClient: false))
             if errorCode == .refusedStream {
                 // RFC 9113 §8.7: the request was not processed; try again, not an attempt.
-                retry(waiting.entry, reason: "stream \(stream) refused (REFUSED_STREAM)")
+                retry(waiting.entry, cause: .refusedStream, reason: "stream \(stream) refused (REFUSED_STREAM)")
             } else {
-                retryLost(waiting.entry, reason: "stream \(stream) reset (\(errorCode))", now: now)
+                retryLost(
+                    waiting.entry, cause: .streamReset, reason: "stream \(stream) reset (\(errorCode))", now: now)
             }
         }
     }
@@ -660,7 +667,7 @@ public struct ProviderConnectionMachine: Sendable {
         if case .open = state {
             for stream in open.streams.streams.sorted() where !goaway.wasProcessed(stream: stream) {
                 let waiting = open.streams.removeValue(forKey: stream)!
-                retry(waiting.entry, reason: "\(goaway): stream \(stream) not processed")
+                retry(waiting.entry, cause: .goaway, reason: "\(goaway): stream \(stream) not processed")
             }
             switch goaway.advice {
             case .stopSending:
@@ -794,38 +801,45 @@ public struct ProviderConnectionMachine: Sendable {
     private mutating func lose(reason: String, now: Duration) {
         for stream in open.streams.streams.sorted() {
             let waiting = open.streams.removeValue(forKey: stream)!
-            retryLost(waiting.entry, reason: reason, now: now)
+            retryLost(waiting.entry, cause: .connectionLost, reason: reason, now: now)
         }
     }
 
     /// A request that may have been delivered: again, as a possible duplicate, while attempts
     /// remain; else unconfirmed.
-    private mutating func retryLost(_ entry: ProviderEntry, reason: String, now: Duration) {
+    private mutating func retryLost(
+        _ entry: ProviderEntry, cause: ProviderRetryCause, reason: String, now: Duration
+    ) {
         var entry = entry
         entry.attempts += 1
         entry.possiblyDelivered = true
         if entry.attempts >= configuration.maximumAttempts {
             giveUp(entry, why: reason)
         } else {
-            retry(entry, reason: reason)
+            retry(entry, cause: cause, reason: reason)
         }
     }
 
-    private mutating func retry(_ entry: ProviderEntry, reason: String) {
+    private mutating func retry(_ entry: ProviderEntry, cause: ProviderRetryCause, reason: String) {
         requeued.append(entry)
         pendingEvents.append(
             .retrying(
-                connection: connection, position: entry.position, reason: reason,
+                connection: connection, position: entry.position, cause: cause, reason: reason,
                 possibleDuplicate: entry.possiblyDelivered))
     }
 
-    private mutating func reject(_ entry: ProviderEntry, response: ProviderResponse, isLocal: Bool) {
+    /// `response` ends `entry`: APNs's answer `latency` after it was sent, or the client's own
+    /// refusal (`isLocal`).
+    private mutating func reject(
+        _ entry: ProviderEntry, response: ProviderResponse, isLocal: Bool = false, latency: Duration? = nil
+    ) {
         var rejection = ProviderRejection(
             position: entry.position, identifier: entry.request.identifier, token: entry.request.deviceToken,
             status: response.status,
             reason: response.reason, timestamp: response.timestamp, apnsID: response.apnsID ?? entry.apnsID,
             isLocal: isLocal, mayHaveBeenDelivered: entry.possiblyDelivered, tag: entry.tag)
         rejection.pushType = entry.request.pushType
+        rejection.latency = latency
         if configuration.keepsVerdictLists { report.rejected.append(rejection) } else { report.unlistedRejections += 1 }
         finalized += 1
         pendingEvents.append(.rejected(connection: connection, rejection))

@@ -13,9 +13,14 @@ public enum ProviderEvent: Hashable, Sendable {
     case accepted(connection: Int, ProviderAcceptance)
     /// APNs (or the client, for a request APNs would refuse) rejected a notification.
     case rejected(connection: Int, ProviderRejection)
-    /// A notification goes out again (`reason` says why); `possibleDuplicate` when its earlier
-    /// attempt may have been delivered.
-    case retrying(connection: Int, position: UInt64, reason: String, possibleDuplicate: Bool)
+    /// A notification goes out again: `cause` says why as a bounded value (for metrics), `reason`
+    /// in words; `possibleDuplicate` when its earlier attempt may have been delivered.
+    case retrying(
+        connection: Int, position: UInt64, cause: ProviderRetryCause, reason: String, possibleDuplicate: Bool)
+    /// A stream ended without an answer because it was reset: by the client (`byClient`: it sent
+    /// RST_STREAM CANCEL for a request unanswered for the request timeout) or by the server (its
+    /// RST_STREAM, e.g. REFUSED_STREAM, or the stream closed early).
+    case streamReset(connection: Int, stream: Int32, errorCode: HTTP2ErrorCode, byClient: Bool)
     /// A notification ends without a verdict (`connection` is -1 for those no connection held
     /// when the send stopped: waiting to be retried, or never taken).
     case unconfirmed(connection: Int, ProviderUnconfirmed)

@@ -56,6 +56,9 @@ public struct ProviderRejection: Hashable, Sendable {
     public var mayHaveBeenDelivered: Bool
     /// The request's push type, when it named one (for metrics; nil when the client inferred it).
     public var pushType: PushType?
+    /// The time from sending the request to APNs's answer (nil for a refusal without a round trip,
+    /// ``isLocal``).
+    public var latency: Duration?
 
     /// Creates a rejection.
     public init(

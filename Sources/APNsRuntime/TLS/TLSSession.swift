@@ -54,6 +54,12 @@ package final class TLSSession: Transport {
         Certificate.peerCertificate(ofTLSConnection: ssl)
     }
 
+    /// The certificates the peer sent after its own (its intermediates; none after resuming a
+    /// session, when nothing was sent).
+    package var peerChain: [Certificate] {
+        Certificate.peerChain(ofTLSConnection: ssl)
+    }
+
     /// The negotiated protocol ("TLSv1.3").
     package var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
 

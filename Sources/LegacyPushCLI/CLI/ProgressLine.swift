@@ -58,8 +58,8 @@ final class ProgressLine: Sendable {
             case .accepted: state.confirmed += 1
             case .rejected: state.rejected += 1
             case .unconfirmed: state.unconfirmed += 1
-            case .connected, .connectionFailed, .connectionClosed, .sent, .retrying, .goaway, .tokenRefreshed,
-                .streamLimit:
+            case .connected, .connectionFailed, .connectionClosed, .sent, .retrying, .streamReset, .goaway,
+                .tokenRefreshed, .streamLimit:
                 break
             }
         }

@@ -134,7 +134,19 @@ enum BridgeCommand {
                 ready. Every notification not delivered and not told to its sender (it disconnected first) is \
                 logged as "not delivered". Ctrl-C or SIGTERM stops: senders get status 10 after --drain-timeout.
 
-                Many apps: --routes PATH, a JSON file {"routes":[ROUTE, ...]}, replaces --auth-key and                 --upstream-cert. The first route that matches a sender's certificate is its route:                 "senderTopic" (its certificate's topic), "senderFingerprint" (SHA-256 hex) or "senderCA" (a PEM                 file; a CA there issued it, and the bridge accepts the senders it issued, as a route's                 fingerprint pins its certificate). Each route names its upstream credential: "authKey" (a .p8)                 with "keyId" and "teamId", or "cert" (.p12 or PEM) with optional "key" and "passphraseFile"; and                 optionally "apnsTopic" (the topic of its requests, default the sender's). Relative paths are                 relative to the routes file. Routes with the same credential share one upstream pool. A sender                 no route matches is refused with a line saying why. SIGHUP reloads the file (a renewed                 certificate, a new key, a route added or removed): connected senders keep the route they                 have, nothing in flight is touched; a file that does not load keeps the old routes and says why.
+                Many apps: --routes PATH, a JSON file {"routes":[ROUTE, ...]}, replaces --auth-key and \
+                --upstream-cert. The first route that matches a sender's certificate is its route: \
+                "senderTopic" (its certificate's topic), "senderFingerprint" (SHA-256 hex) or "senderCA" (a PEM \
+                file of CAs its certificate must chain to, a root or an intermediate, through the intermediates \
+                it presents or the bridge trusts; the bridge accepts the senders of that CA, as a route's \
+                fingerprint pins its certificate). Each route names its upstream credential: "authKey" (a .p8) \
+                with "keyId" and "teamId", or "cert" (.p12 or PEM) with optional "key" and "passphraseFile"; and \
+                optionally "apnsTopic" (the topic of its requests, default the sender's). Relative paths are \
+                relative to the routes file. Routes with the same credential share one upstream pool. A sender \
+                no route matches is refused with a line saying why. SIGHUP reloads the file (a renewed \
+                certificate, a new key, a route added or removed): connected senders keep the route they \
+                have, nothing in flight is touched; a pool no route uses any more closes once its last sender \
+                has left; a file that does not load keeps the old routes and says why.
 
                 --metrics HOST:PORT serves GET /metrics (Prometheus), /healthz and /readyz (200 while it \
                 listens, the store answers and an upstream connection can be had; 503 otherwise); see \

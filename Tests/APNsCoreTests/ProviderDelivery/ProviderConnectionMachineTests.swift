@@ -348,6 +348,84 @@ import Testing
         #expect(machine.report.rejected.first?.mayHaveBeenDelivered == false)
     }
 
+    /// The events of a script, drained.
+    static func events(_ machine: inout ProviderConnectionMachine) -> [ProviderEvent] {
+        var events: [ProviderEvent] = []
+        machine.drainEvents { events.append($0) }
+        return events
+    }
+
+    /// Each retry names its cause (a bounded value, for metrics), each reset who sent it, and each
+    /// rejection APNs answered the time it took.
+    @Test func everyRetryNamesItsCauseEveryResetWhoSentItAndEveryAnswerItsLatency() {
+        var machine = Self.machine(attempts: 3)
+        Self.connectAndSubmit(&machine, [1, 2, 3, 4, 5, 6, 7, 8])
+        _ = Self.events(&machine)
+        let later = Self.t0 + .milliseconds(50)
+        machine.streamClosed(1, errorCode: .refusedStream, now: later)
+        machine.streamClosed(3, errorCode: .internalError, now: later)
+        machine.received(ProviderResponse(rejecting: .tooManyRequests), on: 5, now: later)
+        machine.received(ProviderResponse(rejecting: .serviceUnavailable), on: 7, now: later)
+        machine.received(ProviderResponse(rejecting: .idleTimeout), on: 9, now: later)
+        machine.received(ProviderResponse(rejecting: .expiredProviderToken), on: 11, now: later)
+        machine.received(ProviderResponse(rejecting: .badDeviceToken), on: 13, now: later)
+        let goaway = [UInt8](#"{"reason":"Shutdown"}"#.utf8).withUnsafeBytes {
+            ProviderGoaway(lastStreamID: 13, errorCode: .noError, debugData: $0)
+        }
+        machine.receivedGoaway(goaway, now: later)
+        var causes: [UInt64: ProviderRetryCause] = [:]
+        var duplicates: Set<UInt64> = []
+        var resets: [String] = []
+        var latencies: [Duration?] = []
+        for event in Self.events(&machine) {
+            switch event {
+            case .retrying(_, let position, let cause, let reason, let possibleDuplicate):
+                causes[position] = cause
+                if possibleDuplicate { duplicates.insert(position) }
+                #expect(!reason.isEmpty)
+            case .streamReset(_, let stream, let code, let byClient): resets.append("\(stream) \(code) \(byClient)")
+            case .rejected(_, let rejection): latencies.append(rejection.latency)
+            default: break
+            }
+        }
+        #expect(
+            causes == [
+                1: .refusedStream, 2: .streamReset, 3: .tooManyRequests, 4: .serverError, 5: .idleTimeout,
+                6: .expiredProviderToken, 8: .goaway,
+            ])
+        #expect(duplicates == [2], "only the stream reset with another code may have been delivered")
+        #expect(resets == ["1 REFUSED_STREAM false", "3 INTERNAL_ERROR false"])
+        #expect(latencies == [.milliseconds(50)], "the 400, timed from its sending")
+
+        // A request unanswered for the request timeout: the client resets its stream, and it goes
+        // again as a possible duplicate; a lost connection takes the rest.
+        var timing = Self.machine(attempts: 3) { $0.requestTimeout = .seconds(30) }
+        Self.connectAndSubmit(&timing, [1, 2])
+        timing.received(Self.ok(2), on: 3, now: Self.t0)
+        #expect(timing.nextAction(now: Self.t0) == .take(maximum: 99))
+        timing.nothingToTake(retryAt: nil, now: Self.t0)
+        _ = Self.events(&timing)
+        #expect(timing.nextAction(now: Self.t0 + .seconds(31)) == .cancel(stream: 1))
+        let timedOut = Self.events(&timing)
+        #expect(timedOut.contains(.streamReset(connection: 0, stream: 1, errorCode: .cancel, byClient: true)))
+        #expect(
+            timedOut.contains {
+                if case .retrying(_, 1, .requestTimeout, _, true) = $0 { true } else { false }
+            })
+        timing.took(timing.takeRequeued(), now: Self.t0 + .seconds(31))
+        guard case .submit(let again) = timing.nextAction(now: Self.t0 + .seconds(31)) else {
+            Issue.record("expected the resend")
+            return
+        }
+        timing.submitted(again, stream: 5, now: Self.t0 + .seconds(31))
+        _ = Self.events(&timing)
+        timing.connectionLost(LegacyAPNsError(.connectionFailed, "reset by peer"), now: Self.t0 + .seconds(32))
+        #expect(
+            Self.events(&timing).contains {
+                if case .retrying(_, 1, .connectionLost, _, true) = $0 { true } else { false }
+            })
+    }
+
     /// A token that is old (here 61 minutes, a client that forgot to rotate) and refused as
     /// expired: one retry with a fresh token on a new connection. That fresh token refused as
     /// expired too says the clock is wrong: the send stops with that cause, nothing more is sent.

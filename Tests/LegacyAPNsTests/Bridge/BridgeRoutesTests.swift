@@ -85,15 +85,20 @@ import Testing
                 BridgeLoopbackTests.notifications(501...510))
             #expect(refused.accepted == 0)
             #expect(fixture.deliveries().count == 500)
-            let reasons = fixture.events.get().compactMap { event -> String? in
-                if case .senderRefused(_, let reason) = event { return reason }
-                return nil
+            func reasons() -> [String] {
+                fixture.events.get().compactMap { event -> String? in
+                    if case .senderRefused(_, let reason) = event { return reason }
+                    return nil
+                }
             }
             let expected = "no route matches its certificate (subject"
+            // The bridge closes the connection, then logs why: the sender may hear the close first.
             #expect(
-                reasons.contains {
-                    $0.hasPrefix(expected) && $0.contains(Self.hex(Self.production.certificate.sha256Fingerprint))
-                })
+                await eventually {
+                    reasons().contains {
+                        $0.hasPrefix(expected) && $0.contains(Self.hex(Self.production.certificate.sha256Fingerprint))
+                    }
+                }, "\(reasons())")
         }
     }
 
@@ -133,6 +138,126 @@ import Testing
             #expect(deliveries.count == count + 200)
             #expect(deliveries.values.allSatisfy { $0 == 1 }, "a notification was delivered twice")
             #expect(topics(fixture) == ["com.example.legacy": count, Self.weather: 200])
+        }
+    }
+
+    /// The upstream connections of each team the simulator has seen a token for, and of those the
+    /// ones still open.
+    func connections(_ fixture: BridgeFixture) -> (byTeam: [String: Set<Int>], closed: Set<Int>) {
+        var byTeam: [String: Set<Int>] = [:]
+        var closed = Set<Int>()
+        for event in fixture.upstream!.events.get() {
+            switch event {
+            case .tokenAccepted(let connection, _, let team): byTeam[team, default: []].insert(connection)
+            case .disconnected(let connection, _, _): closed.insert(connection)
+            default: break
+            }
+        }
+        return (byTeam, closed)
+    }
+
+    func openConnections(_ fixture: BridgeFixture, team: String) -> Int {
+        let (byTeam, closed) = connections(fixture)
+        return byTeam[team, default: []].subtracting(closed).count
+    }
+
+    @Test func aRetiredPoolClosesOnceItsSenderHasLeftAndLosesNothing() async throws {
+        let count = 2_000
+        let team = ProviderPair.teamID
+        try await withBridge(
+            configureUpstream: Self.twoTeams, configure: { $0.routes = try! Self.routes(second: true) }
+        ) { fixture in
+            // The second route's sender is connected, half its notifications sent, when a reload
+            // removes its route (the test holds the rest back, so the order does not depend on speed).
+            let (input, feed) = AsyncStream.makeStream(of: PushNotification.self)
+            let sender = try client(fixture, Self.development)
+            let sending = Task { await sender.send(input) }
+            for notification in BridgeLoopbackTests.notifications(1...count / 2) { feed.yield(notification) }
+            #expect(await eventually(within: .seconds(30)) { topics(fixture)[Self.weather, default: 0] == count / 2 })
+            let reload = try fixture.bridge.reload(routes: Self.routes(second: false))
+            #expect(reload == BridgeReload(routes: 1, pools: 1, newPools: 0, retiredPools: 1))
+            #expect(openConnections(fixture, team: Self.secondTeam) > 0, "the retired pool serves its sender on")
+
+            // Its sender goes on and finishes on the retired pool: nothing lost, nothing twice.
+            for notification in BridgeLoopbackTests.notifications(count / 2 + 1...count) { feed.yield(notification) }
+            feed.finish()
+            let report = await sending.value
+            #expect(report.failure == nil && report.accepted == count)
+            #expect(report.rejected.isEmpty && report.unconfirmed.isEmpty)
+            // It has left: the retired pool closes its upstream connections (not only at the stop).
+            #expect(await eventually(within: .seconds(30)) { openConnections(fixture, team: Self.secondTeam) == 0 })
+
+            // Senders keep working: the first route's pool, and a reload bringing the second back
+            // (a fresh pool for the same key).
+            let first = try await client(fixture, Self.universal).send(
+                BridgeLoopbackTests.notifications(count + 1...count + 300))
+            #expect(first.failure == nil && first.accepted == 300)
+            #expect(openConnections(fixture, team: team) > 0, "the pool still in use stays open")
+            let back = try fixture.bridge.reload(routes: Self.routes(second: true))
+            #expect(back == BridgeReload(routes: 2, pools: 2, newPools: 1, retiredPools: 0))
+            let again = try await client(fixture, Self.development).send(
+                BridgeLoopbackTests.notifications(count + 301...count + 400))
+            #expect(again.failure == nil && again.accepted == 100)
+            #expect(openConnections(fixture, team: Self.secondTeam) > 0)
+            let deliveries = fixture.deliveries()
+            #expect(deliveries.count == count + 400)
+            #expect(deliveries.values.allSatisfy { $0 == 1 }, "a notification was delivered twice")
+            #expect(topics(fixture) == ["com.example.legacy": 300, Self.weather: count + 100])
+        }
+    }
+
+    static func certificate(_ name: String) -> Certificate {
+        Certificate.certificates(pemRepresentation: Fixtures.bytes(Fixtures.certs(name)))[0]
+    }
+
+    @Test func aSenderCAIsReachedThroughTheChainAsOpenSSLVerifiesIt() throws {
+        let (root, wwdr, untrustedCA) = (
+            Self.certificate("ca.pem"), Self.certificate("wwdr.pem"), Self.certificate("untrusted-ca.pem")
+        )
+        let universal = Self.universal.certificate
+        // The root issued the intermediate, which issued the sender: the root is reached through it.
+        #expect(universal.chains(to: [root], through: [wwdr]))
+        #expect(!universal.isIssued(by: root), "not its direct issuer")
+        #expect(!universal.chains(to: [root]), "no path without the intermediate")
+        #expect(universal.chains(to: [wwdr]), "the intermediate itself may be the anchor")
+        #expect(universal.chains(to: [untrustedCA, root], through: [wwdr]))
+        // Not its chain; a certificate that is no CA; one expired; one of another CA.
+        #expect(!universal.chains(to: [untrustedCA], through: [wwdr, root]))
+        #expect(!universal.chains(to: [Self.development.certificate], through: [wwdr]))
+        #expect(!Self.certificate("expired.pem").chains(to: [root], through: [wwdr]))
+        #expect(!Self.certificate("untrusted.pem").chains(to: [root], through: [wwdr]))
+        #expect(!universal.chains(to: []))
+
+        let credentials = ProviderCredentials.token(ProviderPair.keyA, keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
+        let route = BridgeRoutes.Route(match: .senderCA([root]), credentials: credentials, poolKey: "a")
+        let fingerprint = universal.sha256Fingerprint
+        #expect(route.matches(certificate: universal, intermediates: [wwdr], topic: nil, fingerprint: fingerprint))
+        #expect(!route.matches(certificate: universal, topic: nil, fingerprint: fingerprint))
+    }
+
+    /// The bridge trusts only the root a route names; the sender presents its intermediate in the
+    /// handshake, and the route takes it through that intermediate (its direct issuer is not the
+    /// route's CA).
+    @Test func aRouteNamingTheRootTakesASenderIssuedByAnIntermediate() async throws {
+        let json = """
+            {"routes": [{"senderCA": "\(Fixtures.certs("untrusted-ca.pem"))", "authKey": "\(Fixtures.certs("AuthKey_ZYX987WVUT.p8"))",
+                         "keyId": "ZYX987WVUT", "teamId": "\(Self.secondTeam)", "apnsTopic": "\(Self.weather)"},
+                        {"senderCA": "\(Fixtures.certs("ca.pem"))", "authKey": "\(Fixtures.certs("AuthKey_ABC123DEFG.p8"))",
+                         "keyId": "ABC123DEFG", "teamId": "DEF123GHIJ"}]}
+            """
+        let routes = try BridgeRoutes(json: Array(json.utf8), source: "routes.json", readFile: { Fixtures.bytes($0) })
+        try await withBridge(
+            configureUpstream: Self.twoTeams,
+            configure: {
+                $0.senderCAs = []
+                $0.routes = routes
+            }
+        ) { fixture in
+            let report = try await client(fixture, Self.universal).send(BridgeLoopbackTests.notifications(1...50))
+            #expect(report.failure == nil && report.accepted == 50)
+            #expect(topics(fixture) == ["com.example.legacy": 50], "the second route's key and topic")
+            let refused = fixture.events.get().filter { if case .senderRefused = $0 { true } else { false } }
+            #expect(refused.isEmpty, "\(refused)")
         }
     }
 

@@ -48,7 +48,8 @@ import Testing
         #expect(scrape.value("legacy_push_unregistered_stored_total") == 1)
         #expect(scrape.value("legacy_push_feedback_tuples_stored") == 1)
         #expect(scrape.value("legacy_push_notifications_forwarded_total") == count)
-        #expect(scrape.value("legacy_push_upstream_response_seconds_count") == count - 2)
+        #expect(scrape.value("legacy_push_upstream_response_seconds_count", ["status": "200"]) == count - 2)
+        #expect(scrape.sum("legacy_push_upstream_response_seconds_count") == count)
         #expect(scrape.value("legacy_push_build_info", ["version": "0.1.0"]) == 1)
 
         // The upstream saw the same, by its own count.
@@ -71,6 +72,14 @@ import Testing
         defer { _ = server.interruptAndWait() }
         let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
         let url = try Self.metricsURL(server)
+        let gateway = String(listening.dropFirst("listening on ".count))
+        // Command 0 and command 2 frames, every one accepted: counted exactly, per command.
+        for (format, tokens) in [("simple", ["01"]), ("frame", ["02", "03"])] {
+            let result = await BridgeCommandTests.sender(
+                ["send", "--gateway", gateway, "--format", format, "--alert", "hi"]
+                    + tokens.flatMap { ["--token", String(repeating: $0, count: 32)] })
+            #expect(result.status == 0, "\(result.stderr)")
+        }
         let sent = await BridgeCommandTests.sender([
             "send", "--gateway", String(listening.dropFirst("listening on ".count)), "--token",
             String(repeating: "ab", count: 32), "--token", bad, "--token", String(repeating: "ef", count: 32),
@@ -78,7 +87,11 @@ import Testing
         ])
         #expect(sent.status == 1, "\(sent.stderr)")
         let scrape = try MetricsScrape.scrape(url)
-        #expect(scrape.value("legacy_push_simulator_notifications_total", ["outcome": "accepted"]) == 2)
+        #expect(scrape.value("legacy_push_simulator_notifications_total", ["outcome": "accepted"]) == 5)
+        #expect(scrape.value("legacy_push_notifications_received_total", ["command": "0"]) == 1)
+        #expect(scrape.value("legacy_push_notifications_received_total", ["command": "2"]) == 2)
+        // The enhanced send: its three frames at least (a frame after the failure may come twice).
+        #expect((scrape.value("legacy_push_notifications_received_total", ["command": "1"]) ?? 0) >= 3)
         #expect(scrape.value("legacy_push_simulator_notifications_total", ["outcome": "rejected"]) == 1)
         #expect(scrape.value("legacy_push_error_responses_total", ["status": "8"]) == 1)
         #expect(try curlStatus(String(url.dropLast("/metrics".count)) + "/readyz") == (200, "ready"))
