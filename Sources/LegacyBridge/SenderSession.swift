@@ -233,7 +233,7 @@ final class SenderSession: @unchecked Sendable {
     /// (the sender refused, before it is read from, with a line saying why) or its pool cannot
     /// (refused as before the handshake without routes: the pool reports its outage once).
     private func chosenRoute(
-        _ certificate: Certificate?, identity: SenderIdentity, fingerprint: [UInt8], _ session: any Transport
+        _ certificate: Certificate?, identity: SenderIdentity, fingerprint: [UInt8], _ session: TLSSession
     ) -> ActiveRoute? {
         guard
             let chosen = core.route(
