@@ -305,7 +305,8 @@ enum BridgeCommand {
         guard bytes.count == Bridge.Configuration.sessionTicketKeyLength else {
             throw CLIError.usage(
                 "'\(path)' holds \(bytes.count) bytes; a session ticket key is "
-                    + "\(Bridge.Configuration.sessionTicketKeyLength) (make one with: head -c 80 /dev/urandom > \(path))")
+                    + "\(Bridge.Configuration.sessionTicketKeyLength) (make one with: head -c 80 /dev/urandom > \(path))"
+            )
         }
         let mode = FileSystem.permissions(of: path) ?? 0
         guard mode & 0o077 == 0 else {

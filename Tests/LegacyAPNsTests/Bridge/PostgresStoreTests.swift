@@ -234,7 +234,8 @@ import Testing
                     "BEGIN; LOCK TABLE legacy_push.window IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60); COMMIT;")
                 held.set(true)
             }.start()
-            let lockedBy = "FROM pg_locks WHERE relation = 'legacy_push.window'::regclass "
+            let lockedBy =
+                "FROM pg_locks WHERE relation = 'legacy_push.window'::regclass "
                 + "AND mode = 'AccessExclusiveLock' AND granted"
             let locked = await eventually(within: .seconds(20)) {
                 let granted = try? cluster.psql(database, "SELECT count(*) " + lockedBy)
