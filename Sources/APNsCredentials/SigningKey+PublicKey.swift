@@ -50,13 +50,7 @@ extension SigningKey {
                 let detail = OpenSSLError.drain("d2i_PUBKEY").shortReason.map { " (\($0))" } ?? ""
                 throw LegacyAPNsError(.corruptCredentials, "not a DER public key\(detail)")
             }
-            do {
-                try SigningKey.requireP256(parsed)
-            } catch {
-                EVP_PKEY_free(parsed)
-                throw error
-            }
-            self.init(taking: parsed)
+            try self.init(takingP256: parsed)
         }
 
         /// Reads a public key from PEM text (`-----BEGIN PUBLIC KEY-----`, as
@@ -86,6 +80,11 @@ extension SigningKey {
                 let detail = OpenSSLError.drain("PEM_read_bio_PUBKEY").shortReason.map { ": \($0)" } ?? ""
                 throw LegacyAPNsError(.corruptCredentials, "damaged public key in the PEM data\(detail)")
             }
+            try self.init(takingP256: parsed)
+        }
+
+        /// Takes `parsed` when it is an EC P-256 key; frees it and throws otherwise.
+        private convenience init(takingP256 parsed: OpaquePointer) throws {
             do {
                 try SigningKey.requireP256(parsed)
             } catch {

@@ -96,12 +96,8 @@ public struct FrameEncoder: Hashable, Sendable {
                         typealias Layout = FrameLayout.Simple
                         let payloadLength = Layout.payloadLength(tokenCount: tokenCount)
                         out.storeBytes(of: Command.simple.rawValue, toByteOffset: 0, as: UInt8.self)
-                        out.storeBytes(
-                            of: UInt16(tokenCount).bigEndian, toByteOffset: Layout.tokenLength, as: UInt16.self)
-                        (base + Layout.token).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
-                        out.storeBytes(
-                            of: UInt16(payload.count).bigEndian, toByteOffset: payloadLength, as: UInt16.self)
-                        (base + payloadLength + 2).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+                        Self.storeTokenAndPayload(
+                            token, payload, into: out, tokenLength: Layout.tokenLength, payloadLength: payloadLength)
                     case .enhanced:
                         typealias Layout = FrameLayout.Enhanced
                         let payloadLength = Layout.payloadLength(tokenCount: tokenCount)
@@ -111,12 +107,8 @@ public struct FrameEncoder: Hashable, Sendable {
                         out.storeBytes(
                             of: (notification.expiration?.rawValue ?? 0).bigEndian, toByteOffset: Layout.expiry,
                             as: UInt32.self)
-                        out.storeBytes(
-                            of: UInt16(tokenCount).bigEndian, toByteOffset: Layout.tokenLength, as: UInt16.self)
-                        (base + Layout.token).copyMemory(from: token.baseAddress!, byteCount: tokenCount)
-                        out.storeBytes(
-                            of: UInt16(payload.count).bigEndian, toByteOffset: payloadLength, as: UInt16.self)
-                        (base + payloadLength + 2).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+                        Self.storeTokenAndPayload(
+                            token, payload, into: out, tokenLength: Layout.tokenLength, payloadLength: payloadLength)
                     case .itemized:
                         typealias Layout = FrameLayout.Itemized
                         out.storeBytes(of: Command.itemized.rawValue, toByteOffset: 0, as: UInt8.self)
@@ -152,5 +144,19 @@ public struct FrameEncoder: Hashable, Sendable {
                 }
             }
         }
+    }
+
+    /// Writes a command 0 or 1 frame's token length, token, payload length and payload, the
+    /// token length at `tokenLength` and the payload length at `payloadLength`.
+    @inlinable @inline(__always)
+    static func storeTokenAndPayload(
+        _ token: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer,
+        tokenLength: Int, payloadLength: Int
+    ) {
+        let base = out.baseAddress!
+        out.storeBytes(of: UInt16(token.count).bigEndian, toByteOffset: tokenLength, as: UInt16.self)
+        (base + tokenLength + 2).copyMemory(from: token.baseAddress!, byteCount: token.count)
+        out.storeBytes(of: UInt16(payload.count).bigEndian, toByteOffset: payloadLength, as: UInt16.self)
+        (base + payloadLength + 2).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
     }
 }

@@ -123,13 +123,8 @@ package final class TLSSession: Transport {
         _ socket: Socket, context: TLSContext, peer: String, timeout: Double, drainTimeout: Double,
         interruption: Interruption? = nil
     ) throws -> TLSSession {
-        ERR_clear_error()
-        guard let ssl = SSL_new(context.pointer) else {
-            throw LegacyAPNsError(.tlsConfiguration, "cannot create a TLS session: \(OpenSSLError.drain("SSL_new"))")
-        }
-        let session = TLSSession(socket: socket, ssl: ssl, context: context, peer: peer)
-        _ = SSL_set_fd(ssl, socket.descriptor)
-        SSL_set_accept_state(ssl)
+        let session = try beginAccepting(socket, context: context, peer: peer)
+        let ssl = session.ssl
         // For the ALPN select callback (unretained: the SSL lives and dies with the session).
         _ = SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(session).toOpaque())
         do {

@@ -15,6 +15,8 @@ package protocol SlotMachine {
     mutating func connected()
     mutating func connectFailed(_ error: LegacyAPNsError)
     mutating func inputFinished()
+    /// A machine for connection slot `connection`.
+    init(configuration: DeliveryStateMachine.Configuration, connection: Int)
     mutating func settle()
     mutating func stop(_ error: LegacyAPNsError)
     mutating func inputStalled() -> Bool
@@ -30,6 +32,10 @@ extension FrameDeliveryStateMachine: SlotMachine {}
 package protocol SlotInput {
     /// The machine this input feeds (each input is written by one kind).
     associatedtype Machine: SlotMachine
+    /// The shared input it takes from.
+    associatedtype Source: SlotSource where Source.Input == Self
+    /// A connection's share of `source`.
+    init(source: Source)
     /// Whether taken notifications wait to be written.
     var hasTaken: Bool { get }
     /// Before taking more: what the machine no longer needs may be let go.
@@ -52,6 +58,7 @@ package protocol SlotInput {
 /// Notifications taken from a ``NotificationSource`` in small batches.
 package struct NotificationInput: SlotInput {
     package typealias Machine = DeliveryStateMachine
+    package typealias Source = NotificationSource
     /// Notifications taken from the shared input at a time.
     static let takeBatchSize = 256
 
@@ -59,7 +66,7 @@ package struct NotificationInput: SlotInput {
     private var items: [(UInt64, PushNotification)] = []
     private var next = 0
 
-    init(source: NotificationSource) {
+    package init(source: NotificationSource) {
         self.source = source
         items.reserveCapacity(Self.takeBatchSize)
     }
@@ -112,6 +119,7 @@ package struct NotificationInput: SlotInput {
 /// kept until the machine no longer needs them.
 package struct FrameInput: SlotInput {
     package typealias Machine = FrameDeliveryStateMachine
+    package typealias Source = FrameSource
     let source: FrameSource
     /// The batch being written, and how far.
     private var current: FrameBatch?
@@ -121,7 +129,7 @@ package struct FrameInput: SlotInput {
     /// Batches written whole, each with the position after its last notification.
     private var held = Ring<(batch: FrameBatch, end: UInt64)>(capacity: 64)
 
-    init(source: FrameSource) { self.source = source }
+    package init(source: FrameSource) { self.source = source }
 
     package var hasTaken: Bool {
         guard let current else { return false }

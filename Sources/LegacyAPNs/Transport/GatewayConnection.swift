@@ -336,32 +336,24 @@ package final class GatewayConnection<Machine: SlotMachine, Input: SlotInput> wh
     }
 }
 
-// MARK: - Notifications
+// MARK: - Slots
 
-extension GatewayConnection where Machine == DeliveryStateMachine, Input == NotificationInput {
-    /// A slot sending notifications taken from `source`.
-    package convenience init(
-        slot: Int, settings: Settings, delivery: DeliveryStateMachine.Configuration, source: NotificationSource,
+/// A slot sending notifications taken from a ``NotificationSource``.
+package typealias NotificationConnection = GatewayConnection<DeliveryStateMachine, NotificationInput>
+/// A slot sending pre-encoded frames taken from a ``FrameSource``.
+package typealias FrameConnection = GatewayConnection<FrameDeliveryStateMachine, FrameInput>
+
+extension GatewayConnection {
+    /// A slot sending what it takes from `source`: notifications (``NotificationSource``, the
+    /// ``DeliveryStateMachine``) or pre-encoded frames (``FrameSource``, the
+    /// ``FrameDeliveryStateMachine``; their format is the batches').
+    package convenience init<Source: SlotSource>(
+        slot: Int, settings: Settings, delivery: DeliveryStateMachine.Configuration, source: Source,
         dialer: any GatewayDialer, events: (@Sendable (PushEvent) -> Void)?, control: SendControl? = nil
-    ) {
+    ) where Source.Input == Input {
         self.init(
-            settings: settings, machine: DeliveryStateMachine(configuration: delivery, connection: slot),
-            input: NotificationInput(source: source), dialer: dialer, events: events,
-            control: control ?? SendControl(slots: slot + 1), slot: slot)
-    }
-}
-
-// MARK: - Frames
-
-extension GatewayConnection where Machine == FrameDeliveryStateMachine, Input == FrameInput {
-    /// A slot sending pre-encoded frames taken from `source` (their format is the batches').
-    package convenience init(
-        slot: Int, settings: Settings, delivery: DeliveryStateMachine.Configuration, source: FrameSource,
-        dialer: any GatewayDialer, events: (@Sendable (PushEvent) -> Void)?, control: SendControl? = nil
-    ) {
-        self.init(
-            settings: settings, machine: FrameDeliveryStateMachine(configuration: delivery, connection: slot),
-            input: FrameInput(source: source), dialer: dialer, events: events,
+            settings: settings, machine: Machine(configuration: delivery, connection: slot),
+            input: Input(source: source), dialer: dialer, events: events,
             control: control ?? SendControl(slots: slot + 1), slot: slot)
     }
 }

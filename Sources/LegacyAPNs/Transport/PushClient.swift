@@ -167,12 +167,6 @@ public struct PushClient: Sendable {
         let format = configuration.format
         return await run(
             source: FrameSource(capacity: 8192),
-            slot: { slot, settings, delivery, dialer, source, events, control in
-                GatewayConnection(
-                    slot: slot, settings: settings, delivery: delivery, source: source, dialer: dialer, events: events,
-                    control: control
-                ).run()
-            },
             feed: { source in
                 await OSThread.run(name: "apns-input") {
                     var failure: LegacyAPNsError?
@@ -196,26 +190,12 @@ public struct PushClient: Sendable {
     /// if the input failed), and collects the verdicts.
     private func run(_ feed: @escaping (NotificationSource) async -> LegacyAPNsError?) async -> SendReport {
         await run(
-            source: NotificationSource(capacity: 8192),
-            slot: { slot, settings, delivery, dialer, source, events, control in
-                GatewayConnection(
-                    slot: slot, settings: settings, delivery: delivery, source: source, dialer: dialer, events: events,
-                    control: control
-                ).run()
-            }, feed: feed)
+            source: NotificationSource(capacity: 8192), feed: feed)
     }
 
-    /// Starts a thread per connection slot running `slot` over `source`, runs `feed` to fill
-    /// `source`, and collects the verdicts.
-    private func run<Source: SlotSource>(
-        source: Source,
-        slot:
-            @escaping @Sendable (
-                Int, GatewayConnectionSettings, DeliveryStateMachine.Configuration, any GatewayDialer, Source,
-                (@Sendable (PushEvent) -> Void)?, SendControl
-            ) -> SendReport,
-        feed: (Source) async -> LegacyAPNsError?
-    ) async -> SendReport {
+    /// Starts a thread per connection slot (a ``GatewayConnection`` over `source`), runs `feed`
+    /// to fill `source`, and collects the verdicts.
+    private func run<Source: SlotSource>(source: Source, feed: (Source) async -> LegacyAPNsError?) async -> SendReport {
         let start = Monotonic.now()
         let collector = ReportCollector(expected: Swift.max(1, configuration.connections))
         let settings = GatewayConnectionSettings(
@@ -235,7 +215,11 @@ public struct PushClient: Sendable {
             let events = self.events
             OSThread.start(name: "apns-\(index)") {
                 let dialer = TLSDialer(endpoint: endpoint, context: context, timeout: connectTimeout)
-                collector.add(slot(index, settings, delivery, dialer, source, events, control))
+                collector.add(
+                    GatewayConnection<Source.Input.Machine, Source.Input>(
+                        slot: index, settings: settings, delivery: delivery, source: source, dialer: dialer,
+                        events: events, control: control
+                    ).run())
             }
         }
 
@@ -274,7 +258,9 @@ public struct PushClient: Sendable {
 }
 
 /// The shared input of a send's connection slots, as ``PushClient`` drives it.
-protocol SlotSource: AnyObject, Sendable {
+package protocol SlotSource: AnyObject, Sendable {
+    /// What one connection slot takes from it with.
+    associatedtype Input: SlotInput where Input.Source == Self
     /// The producer has no more input.
     func finish()
     /// No more input will be taken.
@@ -283,8 +269,13 @@ protocol SlotSource: AnyObject, Sendable {
     func untaken() -> [(UInt64, PushNotification)]
 }
 
-extension NotificationSource: SlotSource {}
-extension FrameSource: SlotSource {}
+extension NotificationSource: SlotSource {
+    package typealias Input = NotificationInput
+}
+
+extension FrameSource: SlotSource {
+    package typealias Input = FrameInput
+}
 
 /// A send in progress, as ``PushClient/abandon()`` reaches it.
 private struct RunningSend: Sendable {

@@ -38,7 +38,7 @@ import Testing
         _ = source.pushWaiting(notifications)
         source.finish()
         let plainGateway = ModelGateway(count: count, faults: faults, seed: seed)
-        let plain = GatewayConnection(
+        let plain = NotificationConnection(
             slot: 0, settings: settings, delivery: delivery, source: source, dialer: plainGateway, events: nil
         ).run()
 
@@ -46,7 +46,7 @@ import Testing
         for batch in batches(notifications, format: format) { _ = frameSource.pushWaiting(batch) }
         frameSource.finish()
         let frameGateway = ModelGateway(count: count, faults: faults, seed: seed)
-        let frames = GatewayConnection(
+        let frames = FrameConnection(
             slot: 0, settings: settings, delivery: delivery, source: frameSource, dialer: frameGateway, events: nil
         ).run()
         return (plain, frames, frameGateway)

@@ -17,7 +17,7 @@ import Testing
         _ = source.pushWaiting((1...count).map(ModelGateway.notification))
         source.finish()
         let gateway = ModelGateway(count: count, faults: faults, seed: seed)
-        let connection = GatewayConnection(
+        let connection = NotificationConnection(
             slot: 0,
             settings: .init(
                 format: .enhanced, encoder: FrameEncoder(), verdictTimeout: 5, idleConfirmationDelay: 1,
@@ -65,7 +65,7 @@ import Testing
             _ = source.pushWaiting((1...300).map(ModelGateway.notification))
             source.finish()
             let gateway = ModelGateway(count: 300, faults: .init(badEvery: 50, partialWrite: 0.5), seed: 7)
-            let connection = GatewayConnection(
+            let connection = NotificationConnection(
                 slot: 0,
                 settings: .init(
                     format: format, encoder: FrameEncoder(), verdictTimeout: 5, idleConfirmationDelay: 1,
