@@ -261,10 +261,18 @@ import Testing
                 if case .storeFailed(let reason) = $0 { reason } else { nil }
             }
             #expect(full, "no line said the disk is full: \(logged.prefix(3))")
+            let rows = {
+                Int(
+                    ((try? cluster.psql(database, "SELECT count(*) FROM legacy_push.window")) ?? "")
+                        .trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            let rowsWhenFull = try #require(rows(), "the resend window cannot be read")
             try FileManager.default.removeItem(atPath: filler)
             let second = await sending.value
-            // The bridge wrote to the database again by itself: the rest went through.
+            // The bridge wrote to the database again by itself: the rest went through, and its
+            // memory reached the table again.
             #expect(upstream.recorder.accepted.count > acceptedBefore)
+            #expect(await eventually(within: .seconds(30)) { (rows() ?? 0) > rowsWhenFull })
             let report = Self.checkLedger(count: count, fixture: fixture, bad: bad, first, second)
             print(
                 "full database disk: \(report.accepted) accepted, \(report.rejected.count) rejected, "
