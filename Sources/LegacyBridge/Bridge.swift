@@ -118,6 +118,12 @@ public final class Bridge: Sendable {
         public var drainTimeout: Duration = .seconds(10)
         /// Bounds of the resend memory.
         public var resendMemory = BridgeResendMemory.Configuration()
+        /// In a fleet (a PostgreSQL ``storePath``): how long the verdict of a notification a
+        /// bridge claimed before forwarding it answers a resend of it, at any bridge
+        /// (``PostgresStore/claimLifetime``). Longer than a sender takes to reconnect and resend;
+        /// a sender repeating the same notification on purpose within it is answered from the
+        /// window (the resend key names sender, identifier, token, payload, expiry and priority).
+        public var claimLifetime: Duration = PostgresStore.defaultClaimLifetime
         /// Caps the store's file (tests: a full store without a full disk).
         package var storeMaximumPages: Int?
         /// While this answers true, the store's deletions fail (tests: a full disk after the
@@ -175,7 +181,7 @@ public final class Bridge: Sendable {
         _ = try BridgeCore.senderContext(configuration, routes: configuration.routes)
         let store: any BridgeStorage
         if PostgresStore.isConnectionString(configuration.storePath) {
-            store = try PostgresStore(connection: configuration.storePath)
+            store = try PostgresStore(connection: configuration.storePath, claimLifetime: configuration.claimLifetime)
         } else {
             let file = try FeedbackStore(path: configuration.storePath, maximumPages: configuration.storeMaximumPages)
             file.refusesDeletes = configuration.storeRefusesDeletes

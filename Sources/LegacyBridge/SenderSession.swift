@@ -39,6 +39,10 @@ final class SenderSession: @unchecked Sendable {
     private var admissions: [BridgeSenderState.Admission] = []
     /// The requests one read sends upstream (the session thread's, kept for its capacity).
     private var forwarding: [(request: ProviderRequest, tag: UInt64)] = []
+    /// What one read claimed in a fleet's shared store (the session thread's): fresh claims, and
+    /// pending copies of silent bridges taken over (forwarded as possible duplicates).
+    private var claimed = Set<BridgeResendKey>()
+    private var orphaned = Set<BridgeResendKey>()
 
     /// Everything the session thread and the upstream threads share.
     private struct State {
@@ -123,9 +127,11 @@ final class SenderSession: @unchecked Sendable {
     /// `possibleDuplicate`: upstream sent it again after an attempt that may have been delivered.
     func settle(tag: UInt64, verdict: BridgeVerdict, fromMemory: Bool = false, possibleDuplicate: Bool = false) {
         let sequence = tag & 0xFFFF_FFFF
+        let shared = core.store.isShared
         let (aftermath, wakeThread, finished, item):
             (BridgeSenderMachine.Aftermath, Bool, Bool, BridgeSenderMachine.Item?) = state.withLock { state in
-                let item = fromMemory || possibleDuplicate ? state.sender.machine.item(sequence: sequence) : nil
+                let item =
+                    fromMemory || possibleDuplicate || shared ? state.sender.machine.item(sequence: sequence) : nil
                 let aftermath = state.sender.settle(sequence: sequence, verdict: verdict)
                 // An answer due wakes the thread wherever it waits: a sender that has stopped
                 // writing leaves it waiting on the socket, not for verdicts, and its error
@@ -133,6 +139,18 @@ final class SenderSession: @unchecked Sendable {
                 let due = !state.threadEnded && state.sender.machine.hasActionDue
                 return (aftermath, due || (state.waitingForVerdicts && state.worthWaking), state.isFinished, item)
             }
+        if shared, let item {
+            // A fleet's claim gets its verdict (any bridge answers a resend with it), or is given
+            // up when nothing was decided; queued before the memory hears of it, so that what
+            // the memory writes for the same notification comes after. A resend answered from
+            // the memory gets its verdict written too: the memory's entry is used up, and if this
+            // bridge dies before the sender hears, its next copy must still find it.
+            if case .unavailable = verdict {
+                if !fromMemory { core.store.claim(.claimReleased(item.key)) }
+            } else {
+                core.store.claim(.claimSettled(item.key, verdict: verdict))
+            }
+        }
         if let item {
             if fromMemory, verdict.isSuccess {
                 core.emit(.acknowledgedResend(connection: connection, identifier: item.identifier))
@@ -495,13 +513,20 @@ final class SenderSession: @unchecked Sendable {
             switch admission {
             case .dropped:
                 dropped += 1
+                releaseClaim(frames[index].key)
             case .refused(_, let refusal):
                 refused += 1
+                releaseClaim(frames[index].key)
                 core.emit(
                     .rejected(
                         connection: connection, identifier: notification.identifier ?? 0, token: notification.token,
                         status: refusal.status, reason: refusal.reason))
             case .answered(_, let verdict):
+                // Answered from the memory (which let its entry go): written for a later copy,
+                // should this bridge die before the sender hears (see ``settle``).
+                if core.store.isShared, verdict.isDecided {
+                    core.store.claim(.claimSettled(frames[index].key, verdict: verdict))
+                }
                 guard verdict.isSuccess else { continue }
                 acknowledged += 1
                 core.emit(.acknowledgedResend(connection: connection, identifier: notification.identifier ?? 0))
@@ -512,7 +537,7 @@ final class SenderSession: @unchecked Sendable {
                     tag: tag(sequence),
                     verdict: .unavailable(reason: "the shared store cannot be asked: \(storeUnreachable!.reason)"))
             case .forwarded(let sequence, let request, let possibleDuplicate):
-                if possibleDuplicate {
+                if possibleDuplicate || orphaned.contains(frames[index].key) {
                     // Its earlier copy was upstream when a bridge on this store stopped.
                     duplicates += 1
                     core.emit(
@@ -535,23 +560,32 @@ final class SenderSession: @unchecked Sendable {
         return (nil, filledRoom)
     }
 
+    /// Gives up this read's claim on `key` (the frame is not forwarded).
+    private func releaseClaim(_ key: BridgeResendKey) {
+        if claimed.remove(key) != nil || orphaned.remove(key) != nil { core.store.claim(.claimReleased(key)) }
+    }
+
     /// How long a resend waits for the verdict of its earlier copy, still upstream at another
     /// bridge of the fleet, before it is sent as a possible duplicate.
     static let sharedPendingWait = PostgresStore.ownerTimeout.inSeconds
 
-    /// Asks the shared store about the frames this bridge's memory does not know, and puts what
-    /// it knows into the memory (a verdict, or orphaned). A frame whose earlier copy is still
-    /// upstream at a bridge that is alive waits for that verdict (asked again every millisecond, up to
-    /// ``sharedPendingWait``, then taken for orphaned). Returns why the store could not be asked,
-    /// if it could not.
+    /// Claims in the shared store the frames this bridge's memory does not know, before any is
+    /// forwarded (one statement per read, shared with the sessions asking at the same moment),
+    /// and puts what the store knows of the others into the memory (a verdict). A frame whose
+    /// earlier copy is still upstream at a bridge that is alive waits for that verdict (asked
+    /// again every millisecond, up to ``sharedPendingWait``, then sent as a possible duplicate);
+    /// one whose copy was pending at a bridge gone silent is taken over and sent as a possible
+    /// duplicate. Returns why the store could not be asked, if it could not.
     private func learnFromSharedStore(_ frames: [BridgeSenderState.Frame], known: Bool) -> LegacyAPNsError? {
+        claimed.removeAll(keepingCapacity: true)
+        orphaned.removeAll(keepingCapacity: true)
         var keys: [BridgeResendKey] = []
         for (index, frame) in frames.enumerated() where !(known && remembered[index]) { keys.append(frame.key) }
         let deadline = Monotonic.now() + Self.sharedPendingWait
         var learned: [BridgeResendMemory.Record] = []
         while !keys.isEmpty {
             let found: [BridgeResendKey: SharedWindowEntry]
-            let (result, firstFailure) = core.store.lookUp(keys)
+            let (result, firstFailure) = core.store.claim(keys)
             switch result {
             case .failure(let error):
                 if firstFailure {
@@ -560,16 +594,21 @@ final class SenderSession: @unchecked Sendable {
                             reason: "the shared resend memory cannot be asked (senders get status 10 for what is "
                                 + "not known here until it answers again): \(error.reason)"))
                 }
+                // What an earlier round claimed is not forwarded now: given back.
+                for key in claimed.union(orphaned) { core.store.claim(.claimReleased(key)) }
+                claimed.removeAll(keepingCapacity: true)
+                orphaned.removeAll(keepingCapacity: true)
                 return error
             case .success(let answer):
                 found = answer ?? [:]
             }
             var waiting: [BridgeResendKey] = []
-            for (key, entry) in found {
-                switch entry {
-                case .settled(let verdict): learned.append(.init(key: key, verdict: verdict, age: .zero))
-                case .orphaned: learned.append(.init(key: key, verdict: nil, age: .zero))
-                case .pending: waiting.append(key)
+            for key in keys {
+                switch found[key] {
+                case .claimed?: claimed.insert(key)
+                case .orphaned?: orphaned.insert(key)
+                case .settled(let verdict)?: learned.append(.init(key: key, verdict: verdict, age: .zero))
+                case .pending?, nil: waiting.append(key)  // nil: claimed elsewhere this instant
                 }
             }
             keys = waiting
