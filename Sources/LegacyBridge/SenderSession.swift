@@ -37,6 +37,10 @@ final class SenderSession: @unchecked Sendable {
     private var remembered: [Bool] = []
     /// What one read admitted (the session thread's, kept for its capacity).
     private var admissions: [BridgeSenderState.Admission] = []
+    /// The sender certificate's fingerprint and topic, set once at the handshake (the session
+    /// thread's, read again when an idle connection resumes on a new thread).
+    private var fingerprint: [UInt8] = []
+    private var certificateTopic: String?
     /// The requests one read sends upstream (the session thread's, kept for its capacity).
     private var forwarding: [(request: ProviderRequest, tag: UInt64)] = []
     /// What one read claimed in a fleet's shared store (the session thread's): fresh claims, and
@@ -117,7 +121,11 @@ final class SenderSession: @unchecked Sendable {
     func evict() {
         state.withLock { $0.evictRequested = true }
         wake.signal()
+        core.idleSenders?.wake()
     }
+
+    /// Whether ``evict()`` was asked (the parker of idle connections looks).
+    var isEvictionRequested: Bool { state.withLock { $0.evictRequested } }
 
     // MARK: - Verdicts (upstream threads)
 
@@ -206,7 +214,9 @@ final class SenderSession: @unchecked Sendable {
     // MARK: - The session thread
 
     /// Serves the sender until the answer, its disconnect, an idle timeout or the bridge's stop.
-    func run(_ socket: Socket) {
+    /// Returns true when the connection went to the parker of idle connections instead
+    /// (``IdleSenders``: it is still open, and ``resume(_:)`` serves it again).
+    func run(_ socket: Socket) -> Bool {
         // Without routes the pool is known before the handshake; with them, only after it.
         let single = core.singleRoute
         if let single, single.upstream.readiness(timeout: core.configuration.handshakeTimeout.inSeconds) != nil {
@@ -216,11 +226,11 @@ final class SenderSession: @unchecked Sendable {
             handshake.finish()
             socket.close()
             end(reason: nil)
-            return
+            return false
         }
         guard let session = core.acceptSender(socket, client: client, pending: handshake) else {
             end(reason: nil)
-            return
+            return false
         }
         let certificate = session.peerCertificate
         let fingerprint = certificate?.sha256Fingerprint ?? []
@@ -228,7 +238,7 @@ final class SenderSession: @unchecked Sendable {
         guard let chosen = single ?? chosenRoute(certificate, identity: identity, fingerprint: fingerprint, session)
         else {
             end(reason: nil)
-            return
+            return false
         }
         route = chosen
         core.attach(chosen)
@@ -243,8 +253,40 @@ final class SenderSession: @unchecked Sendable {
         core.emit(
             .senderConnected(
                 connection: connection, client: client, subject: identity.subject ?? "(none)", topic: senderTopic))
-        let reason = serve(session, fingerprint: fingerprint, senderTopic: identity.topic)
-        end(reason: reason)
+        self.fingerprint = fingerprint
+        self.certificateTopic = identity.topic
+        return finish(serve(session, lastActivity: Monotonic.now(), parkable: core.idleSenders != nil), on: session)
+    }
+
+    /// Serves a parked connection again, on a new thread (there is something to do: bytes, an
+    /// eviction, the idle timeout, the bridge stopping). True when it was parked again.
+    func resume(_ parked: IdleSenders.Parked) -> Bool {
+        finish(serve(parked.transport, lastActivity: parked.lastActivity, parkable: true), on: parked.transport)
+    }
+
+    /// How a turn of ``serve(_:lastActivity:parkable:)`` ended: the connection is over, or idle.
+    private enum ServeOutcome {
+        case ended(String)
+        /// Nothing in flight, nothing buffered, nothing from the sender since `lastActivity`.
+        case idle(lastActivity: Double)
+    }
+
+    /// Ends the session, or parks its idle connection (true): its TLS buffers freed, the thread
+    /// let go. Once the parker has ended (the bridge stopped) the thread serves on.
+    private func finish(_ outcome: ServeOutcome, on session: TLSSession) -> Bool {
+        switch outcome {
+        case .ended(let reason):
+            end(reason: reason)
+            return false
+        case .idle(let lastActivity):
+            session.releaseBuffers()
+            if let parker = core.idleSenders,
+                parker.park(IdleSenders.Parked(session: self, transport: session, lastActivity: lastActivity))
+            {
+                return true
+            }
+            return finish(serve(session, lastActivity: lastActivity, parkable: false), on: session)
+        }
     }
 
     /// The first route that takes the sender, once its pool can deliver; nil when none takes it
@@ -292,9 +334,13 @@ final class SenderSession: @unchecked Sendable {
     }
 
     /// The read loop over the sender's `Transport` (the TLS session, once its handshake is done and
-    /// its route chosen); returns why it ended.
-    private func serve(_ session: any Transport, fingerprint: [UInt8], senderTopic: String?) -> String {
+    /// its route chosen); returns why it ended, or, when `parkable`, that the connection is idle
+    /// (``Bridge/Configuration/parkAfter``).
+    private func serve(_ session: any Transport, lastActivity idleSince: Double, parkable: Bool) -> ServeOutcome {
         let configuration = core.configuration
+        let fingerprint = self.fingerprint
+        let senderTopic = certificateTopic
+        let parkAfter = configuration.parkAfter?.inSeconds ?? .infinity
         var decoder = FrameDecoder(
             configuration: .init(
                 maximumPayloadSize: Self.maximumPayloadSize, acceptsNotifications: true, acceptsErrorResponses: false))
@@ -303,7 +349,7 @@ final class SenderSession: @unchecked Sendable {
         let digest = ContentDigest()
         var frames: [BridgeSenderState.Frame] = []
         frames.reserveCapacity(256)
-        var lastActivity = Monotonic.now()
+        var lastActivity = idleSince
         var partialSince: Double?
         var stopDeadline: Double?
         var mayHaveFrames = false
@@ -332,10 +378,10 @@ final class SenderSession: @unchecked Sendable {
                                 + "\(Int(BridgeStore.windowWait)) s; answering anyway (a crash before it commits "
                                 + "could deliver a resend twice)"))
                 }
-                return deliver(answer, on: session)
+                return .ended(deliver(answer, on: session))
             case .finished:
                 session.closeGently(drainTimeout: 0.5)
-                return "closed"
+                return .ended("closed")
             case .none:
                 break
             }
@@ -359,7 +405,7 @@ final class SenderSession: @unchecked Sendable {
                 let (ended, filled) = admit(
                     from: &decoder, room: room, into: &frames, digest: digest, fingerprint: fingerprint,
                     senderTopic: senderTopic)
-                if let ended { return ended }
+                if let ended { return .ended(ended) }
                 mayHaveFrames = filled
                 if !filled, readAll, let doomed = decoder.pendingFailure {
                     // The sender paused inside a frame that no bytes can make valid (an item frame
@@ -388,6 +434,17 @@ final class SenderSession: @unchecked Sendable {
                 if partialSince != nil { partialSince = Monotonic.now() }
                 continue
             }
+            if parkable, readAll, admitting, !mayHaveFrames, decoder.bufferedByteCount == 0, stopDeadline == nil,
+                !core.isStopping, case let idle = Monotonic.now() - lastActivity, idle >= parkAfter,
+                idle < configuration.idleTimeout.inSeconds,
+                state.withLock({ state in
+                    !state.evictRequested && state.sender.machine.outstanding == 0 && !state.sender.machine.hasActionDue
+                })
+            {
+                // Idle: the connection waits without a thread (``IdleSenders``) until it has
+                // something to do.
+                return .idle(lastActivity: lastActivity)
+            }
             _ = session.wait(for: .readable, timeout: 0.5, wake: wake)
 
             // 5. Read what arrived (bytes after a failure are read and dropped: they no longer count).
@@ -405,26 +462,28 @@ final class SenderSession: @unchecked Sendable {
                     readAll = true
                     break reading
                 case .closed:
-                    return senderLeft("the sender closed the connection", session)
+                    return .ended(senderLeft("the sender closed the connection", session))
                 case .failed(let error):
-                    return senderLeft(error.reason, session)
+                    return .ended(senderLeft(error.reason, session))
                 }
             }
             let afterRead = Monotonic.now()
             if gotData { lastActivity = afterRead }
             if state.withLock({ $0.evictRequested }) {
-                return senderLeft(
-                    "closed to make room for a new sender (idle, nothing in flight)", session, closing: true)
+                return .ended(
+                    senderLeft(
+                        "closed to make room for a new sender (idle, nothing in flight)", session, closing: true))
             }
             if let partialSince, afterRead - partialSince > configuration.frameTimeout.inSeconds {
                 // A sender trickling a frame cannot hold its slot.
-                return senderLeft(
-                    "no complete frame within \(configuration.frameTimeout) (\(decoder.bufferedByteCount) bytes "
-                        + "pending)", session, closing: true)
+                return .ended(
+                    senderLeft(
+                        "no complete frame within \(configuration.frameTimeout) (\(decoder.bufferedByteCount) bytes "
+                            + "pending)", session, closing: true))
             } else if !gotData, state.withLock({ $0.sender.machine.outstanding == 0 }),
                 afterRead - lastActivity > configuration.idleTimeout.inSeconds
             {
-                return senderLeft("idle for \(configuration.idleTimeout)", session, closing: true)
+                return .ended(senderLeft("idle for \(configuration.idleTimeout)", session, closing: true))
             }
         }
     }
