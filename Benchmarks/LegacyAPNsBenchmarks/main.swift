@@ -39,7 +39,7 @@ let onlyCases: String? = arguments.firstIndex(of: "--only").flatMap {
 if suites.isEmpty {
     suites = [
         "encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "cli-floor",
-        "http2-serve", "bridge", "fleet", "http2-client",
+        "http2-serve", "bridge", "fleet", "idle-senders", "http2-client",
     ]
 }
 
@@ -121,6 +121,7 @@ for suite in suites {
         case "feedback": await FeedbackBenchmarks.run(quick: quick, report: record)
         case "cli": CLIBenchmarks.run(quick: quick, report: record)
         case "cli-floor": CLIFloorBenchmarks.run(quick: quick, runs: runsGiven ? runs : 5, report: record)
+        case "idle-senders": await IdleSendersBenchmarks.run(quick: quick, report: record)
         default:
             FileHandle.standardError.write(Data("unknown suite \(suite)\n".utf8))
             exit(2)

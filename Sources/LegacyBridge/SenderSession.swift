@@ -279,7 +279,13 @@ final class SenderSession: @unchecked Sendable {
             end(reason: reason)
             return false
         case .idle(let lastActivity):
+            // What a turn kept for its capacity goes too: a parked connection holds only its state.
             session.releaseBuffers()
+            remembered = []
+            admissions = []
+            forwarding = []
+            claimed = []
+            orphaned = []
             if let parker = core.idleSenders,
                 parker.park(IdleSenders.Parked(session: self, transport: session, lastActivity: lastActivity))
             {
