@@ -164,7 +164,7 @@ enum BridgeCommand {
                 Options.strictOrder.spec,
                 Options.upstreamConnections.spec, Options.maximumConnections.spec, Options.idleTimeout.spec,
                 Options.drainTimeout.spec, Options.tlsMaximum.spec, ProxyOptions.url.spec, MetricsOptions.address.spec,
-                Options.json.spec, CommonOptions.quiet.spec,
+                InboxOptions.address.spec, InboxOptions.size.spec, Options.json.spec, CommonOptions.quiet.spec,
             ] + CredentialOptions.passphraseOnly,
             run: { arguments, console in try await run(arguments, console: console) },
             examples: [
@@ -206,6 +206,7 @@ enum BridgeCommand {
         let quiet = arguments.isSet(CommonOptions.quiet)
         let proxy = try ProxyOptions.resolve(arguments, for: upstreamEndpoint.host)
         let metered = try MetricsOptions.metrics(arguments)
+        let inboxed = try InboxOptions.inbox(arguments)
 
         let routesPath = try arguments.value(Options.routes)
         let routes = try routesPath.map { try loadRoutes($0) }
@@ -251,6 +252,7 @@ enum BridgeCommand {
         let log = BridgeLog(console: console, json: json, quiet: quiet)
         configuration.events = { log.record($0) }
         if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
+        configuration.inbox = inboxed?.inbox
 
         let bridge = try Bridge(configuration: configuration)
         let metricsServer = metered.map { metrics, endpoint in
@@ -270,13 +272,18 @@ enum BridgeCommand {
         }
         defer { hangups?.cancel() }
         try await InterruptWatch.serve(
-            start: { try await MetricsOptions.start(metricsServer) { try await bridge.start() } },
+            start: {
+                try await MetricsOptions.start(inboxed?.server) {
+                    try await MetricsOptions.start(metricsServer) { try await bridge.start() }
+                }
+            },
             announce: { started in
-                let (endpoints, metricsEndpoint) = started
+                let ((endpoints, metricsEndpoint), inboxEndpoint) = started
                 let through = proxy.map { " through \($0)" } ?? ""
                 log.line("listening on \(endpoints.gateway) (binary, bridging to \(upstreamEndpoint)\(through))")
                 if let feedback = endpoints.feedback { log.line("feedback on \(feedback)") }
                 if let metricsEndpoint { log.line(MetricsOptions.announcement(metricsEndpoint)) }
+                if let inboxEndpoint { log.line(InboxOptions.announcement(inboxEndpoint)) }
                 console.flush()
             },
             stop: {
@@ -288,6 +295,7 @@ enum BridgeCommand {
                 }
                 await bridge.stop()
                 await metricsServer?.stop()
+                await inboxed?.server.stop()
             })
         let statistics = bridge.statistics
         if json {
