@@ -221,7 +221,7 @@ enum InboxPage {
           const old = list.querySelector('li[data-id="' + String(Number(item.id)) + '"]');
           if (!old) return;
           const node = render(item);
-          node.dataset.live = old.dataset.live || "";
+          if (old.dataset.live) node.dataset.live = old.dataset.live;
           node.dataset.updated = "1";
           if (matches(item)) list.replaceChild(node, old); else list.removeChild(old);
         }
