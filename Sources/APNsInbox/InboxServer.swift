@@ -12,7 +12,7 @@ import Synchronization
 /// | `GET /api/v1/notifications/ID` | one notification, or 404 |
 /// | `DELETE /api/v1/notifications` | 204: the inbox is emptied |
 /// | `GET /api/v1/status` | `{"kept":N,"capacity":N,"latestId":N,"streams":N}`: how many are kept, of how many, the newest id, and how many event streams are open (a test can wait for a browser to be watching) |
-/// | `GET /api/v1/stream` | `text/event-stream`: one `data:` line of JSON per notification as it arrives (`id:` is its id; `?after=ID` or `Last-Event-ID` resumes), and an `event: update` with the notification as it is now when its fate changes |
+/// | `GET /api/v1/stream` | `text/event-stream`: one `data:` line of JSON per notification as it arrives (`id:` is its id; `?after=ID` or `Last-Event-ID` resumes; at most ``streamBatchLimit`` per 0.2 s, a `: skipped N` comment for the rest), and an `event: update` with the notification as it is now when its fate changes |
 /// | `POST /api/v1/devices/TOKEN/offline`, `.../online` | 204: the device goes offline (pushes to it are stored) or comes online (what is stored is delivered); HTTP/2 simulator only |
 /// | `GET /api/v1/devices` | `{"offline":["<token>",...],"stored":[{"id":N,"token":"<hex>","topic":"..."},...]}` |
 /// | `GET /api/v1/deliveries/UNIQUE-ID` | the delivery log of the push answered with that `apns-unique-id` (``InboxNotification/appendDeliveryLog(to:)``), or 404 |
@@ -33,6 +33,11 @@ public final class InboxServer: Sendable {
 
     /// How often a stream looks for new notifications, in seconds.
     static let streamInterval = 0.2
+
+    /// The most notifications a stream sends per look (the newest; 5,000 a second): a sender
+    /// faster than that makes a stream skip some (it says how many, in a comment line), so that
+    /// a page left open costs the simulator a bounded amount of work.
+    public static let streamBatchLimit = 1000
 
     /// A server for `inbox` on `host:port` (port 0: a free one, reported by ``start()``).
     public init(inbox: PushInbox, host: String = "127.0.0.1", port: UInt16) {
@@ -210,9 +215,12 @@ public final class InboxServer: Sendable {
         repeat {
             let now = inbox.cursor
             if now.id > cursor.id || now.revision > cursor.revision || inbox.simulatesDevices {
-                let (added, updated, next) = inbox.changes(since: cursor)
+                let (added, updated, skipped, next) = inbox.changes(since: cursor, limit: streamBatchLimit)
                 cursor = next
                 var bytes: [UInt8] = []
+                if skipped > 0 {
+                    bytes.append(contentsOf: ": skipped \(skipped) (not kept, or too many at once)\n\n".utf8)
+                }
                 for notification in added {
                     bytes.append(contentsOf: "id: \(notification.id)\ndata: ".utf8)
                     notification.appendJSON(to: &bytes)

@@ -34,7 +34,7 @@ public final class PushInbox: Sendable {
     /// Whether its pushes go to simulated devices that can be offline (``setOffline(_:)``).
     public let simulatesDevices: Bool
 
-    /// Where a stream has read up to (``changes(since:)``): the newest id it saw, and the number of
+    /// Where a stream has read up to (``changes(since:limit:)``): the newest id it saw, and the number of
     /// updates it saw.
     public struct Cursor: Sendable, Hashable {
         /// The newest notification seen.
@@ -179,14 +179,16 @@ public final class PushInbox: Sendable {
         }
     }
 
-    /// Where the inbox is now, for ``changes(since:)``.
+    /// Where the inbox is now, for ``changes(since:limit:)``.
     public var cursor: Cursor { state.withLock { Cursor(id: $0.nextID - 1, revision: $0.revision) } }
 
-    /// What happened after `cursor`: the notifications added (oldest first, as they are now), those
-    /// the reader had whose fate changed (as they are now, oldest change first, each once), and the
-    /// cursor to ask with next. A reader more than ``capacity`` updates behind misses the oldest.
-    public func changes(since cursor: Cursor) -> (
-        added: [InboxNotification], updated: [InboxNotification], cursor: Cursor
+    /// What happened after `cursor`: the notifications added (oldest first, as they are now; at
+    /// most the newest `limit`), those the reader had whose fate changed (as they are now, oldest
+    /// change first, each once), how many added ones it skips (no longer kept, or beyond `limit`),
+    /// and the cursor to ask with next. A reader more than ``capacity`` updates behind misses the
+    /// oldest of them.
+    public func changes(since cursor: Cursor, limit: Int = .max) -> (
+        added: [InboxNotification], updated: [InboxNotification], skipped: Int, cursor: Cursor
     ) {
         expireDue()
         let capacity = self.capacity
@@ -195,7 +197,8 @@ public final class PushInbox: Sendable {
             let newest = state.nextID - 1
             if newest > cursor.id {
                 // After a clear (or a slow turn), what is not kept is skipped.
-                for id in Swift.max(cursor.id + 1, newest - capacity + 1)...newest {
+                let oldest = Swift.max(cursor.id + 1, newest - Swift.min(capacity, Swift.max(1, limit)) + 1)
+                for id in oldest...newest {
                     if let index = state.index(of: id, capacity: capacity), let kept = state.ring[index] {
                         added.append(kept)
                     }
@@ -211,7 +214,8 @@ public final class PushInbox: Sendable {
                     updated.append(kept)
                 }
             }
-            return (added, updated, Cursor(id: Swift.max(cursor.id, newest), revision: state.revision))
+            let skipped = Swift.max(0, newest - cursor.id - added.count)
+            return (added, updated, skipped, Cursor(id: Swift.max(cursor.id, newest), revision: state.revision))
         }
     }
 

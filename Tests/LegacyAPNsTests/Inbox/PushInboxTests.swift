@@ -74,6 +74,21 @@ import Testing
         #expect((object["received"] as? String)?.hasSuffix("Z") == true)
     }
 
+    @Test func aStreamReaderGetsTheNewestUpToItsLimitAndIsToldWhatItSkipped() throws {
+        let inbox = PushInbox(capacity: 5)
+        let start = inbox.cursor
+        for byte in UInt8(1)...8 { inbox.add(frames: [try Self.frame(byte, "n\(byte)")], connection: 1) }
+        let few = inbox.changes(since: start, limit: 2)
+        #expect(few.added.map(\.id) == [7, 8])
+        #expect(few.skipped == 6)
+        #expect(few.cursor.id == 8)
+        // Without a limit, what the ring no longer keeps is skipped.
+        let all = inbox.changes(since: start)
+        #expect(all.added.map(\.id) == [4, 5, 6, 7, 8])
+        #expect(all.skipped == 3)
+        #expect(inbox.changes(since: all.cursor).added.isEmpty)
+    }
+
     @Test func aSubscriberSeesWhatIsAddedAfterIt() async throws {
         let inbox = PushInbox()
         let updates = inbox.updates()
