@@ -14,14 +14,15 @@ public struct InboxNotification: Sendable, Hashable {
     public enum Content: Sendable, Hashable {
         /// An accepted binary frame.
         case frame(Frame)
-        /// An accepted HTTP/2 request (without its `authorization` value) and the `apns-id` it got.
-        case request(ProviderRequest, apnsID: APNsID)
+        /// An accepted HTTP/2 request (without its `authorization` value) and the `apns-id` it got
+        /// (boxed: a request is large, and a binary frame's notification stays small to copy).
+        indirect case request(ProviderRequest, apnsID: APNsID)
         /// A rejection: the simulator's events carry the token and the verdict, not the payload.
         case rejected
         /// A binary frame a bridge received, and the HTTP/2 request it sent upstream for it (nil
         /// when the bridge answered it without a round trip: refused, dropped, or a resend
         /// acknowledged from memory).
-        case bridged(Frame, upstream: ProviderRequest?)
+        indirect case bridged(Frame, upstream: ProviderRequest?)
     }
 
     /// What became of an accepted push, as Apple's delivery log tells it (the HTTP/2 simulator's

@@ -103,25 +103,37 @@ public final class PushInbox: Sendable {
     /// ``InboxNotification/fate`` (an accepted HTTP/2 push) goes to its device: delivered at once
     /// while every device is online, else as ``DeviceStorage`` decides.
     public func add(_ notifications: [InboxNotification]) {
-        guard !notifications.isEmpty else { return }
+        add(count: notifications.count) { notifications[$0] }
+    }
+
+    /// Adds `count` notifications, the one `make` returns for each index (nil: none for it), each
+    /// made under the inbox's one lock and put straight into the ring: the simulators' hand-over,
+    /// which makes no array of them first (``add(_:)``'s rules otherwise).
+    public func add(count: Int, _ make: (Int) -> InboxNotification?) {
+        guard count > 0 else { return }
         let capacity = self.capacity
         state.withLock { state in
-            for var notification in notifications {
-                notification.id = state.nextID
+            for index in 0..<count {
+                guard var notification = make(index) else { continue }
+                let id = state.nextID
+                notification.id = id
                 var changes: [DeviceStorage.Change] = []
                 if notification.fate != nil, !state.devices.isIdle, let request = notification.request {
                     changes = state.devices.receive(
                         DeviceStorage.Push(
-                            id: notification.id, token: request.deviceToken, topic: request.topic ?? "",
+                            id: id, token: request.deviceToken, topic: request.topic ?? "",
                             collapseID: request.collapseID, expiration: request.expiration.map { UInt64($0.rawValue) }),
                         now: notification.receivedMilliseconds)
-                    for change in changes where change.id == notification.id { notification.record(change) }
+                    for change in changes where change.id == id { notification.record(change) }
                 }
-                state.ring[state.next] = notification
-                state.next = (state.next + 1) % capacity
+                let slot = state.next
+                state.ring[slot] = notification
+                state.next = (slot + 1) % capacity
                 state.nextID += 1
-                if !changes.isEmpty { state.apply(changes, capacity: capacity, skipping: notification.id) }
-                for continuation in state.subscribers.values { continuation.yield(notification) }
+                if !changes.isEmpty { state.apply(changes, capacity: capacity, skipping: id) }
+                if !state.subscribers.isEmpty, let added = state.ring[slot] {
+                    for continuation in state.subscribers.values { continuation.yield(added) }
+                }
             }
         }
     }

@@ -48,13 +48,12 @@ extension PushInbox {
     /// Adds accepted binary frames of one connection.
     public func add(frames: [Frame], connection: Int) {
         let now = nowMilliseconds
-        add(
-            frames.compactMap { frame in
-                guard case .notification(let notification, _) = frame else { return nil }
-                return InboxNotification(
-                    receivedMilliseconds: now, transport: .binary, connection: connection, token: notification.token,
-                    status: "accepted", statusCode: 0, content: .frame(frame))
-            })
+        add(count: frames.count) { index in
+            guard case .notification(let notification, _) = frames[index] else { return nil }
+            return InboxNotification(
+                receivedMilliseconds: now, transport: .binary, connection: connection, token: notification.token,
+                status: "accepted", statusCode: 0, content: .frame(frames[index]))
+        }
     }
 
     /// Adds accepted HTTP/2 requests (with ``PushInbox/simulatesDevices``, each goes to its
@@ -62,18 +61,18 @@ extension PushInbox {
     public func add(requests: [AcceptedRequest]) {
         let now = nowMilliseconds
         let fate: InboxNotification.Fate? = simulatesDevices ? .delivered : nil
-        add(
-            requests.map { accepted in
-                var request = accepted.request
-                request.authorizationToken = nil
-                var notification = InboxNotification(
-                    receivedMilliseconds: now, transport: .http2, connection: accepted.connection,
-                    token: accepted.request.deviceToken, status: "accepted", statusCode: 200,
-                    content: .request(request, apnsID: accepted.apnsID))
-                notification.fate = fate
-                notification.uniqueID = accepted.uniqueID
-                return notification
-            })
+        add(count: requests.count) { index in
+            let accepted = requests[index]
+            var request = accepted.request
+            request.authorizationToken = nil
+            var notification = InboxNotification(
+                receivedMilliseconds: now, transport: .http2, connection: accepted.connection,
+                token: accepted.request.deviceToken, status: "accepted", statusCode: 200,
+                content: .request(request, apnsID: accepted.apnsID))
+            notification.fate = fate
+            notification.uniqueID = accepted.uniqueID
+            return notification
+        }
     }
 }
 

@@ -151,7 +151,10 @@ enum BridgeCommand {
                 --metrics HOST:PORT serves GET /metrics (Prometheus), /healthz and /readyz (200 while it \
                 listens, the store answers and an upstream connection can be had; 503 otherwise); see \
                 docs/operations.md. --proxy http://[user:pass@]host:port (or HTTPS_PROXY, minus NO_PROXY) \
-                tunnels the upstream connections through an HTTP proxy with CONNECT.
+                tunnels the upstream connections through an HTTP proxy with CONNECT. --inbox HOST:PORT serves \
+                a page and a JSON API (/api/v1, as serve --inbox) listing what senders sent: each notification \
+                with its sender, the request it went upstream as and its verdict (accepted, or the binary \
+                status the sender was answered and why, e.g. "8 HTTP/2 400 BadDeviceToken").
                 """,
             options: [
                 Options.host.spec, Options.port.spec, Options.feedbackPort.spec, Options.noFeedback.spec,
