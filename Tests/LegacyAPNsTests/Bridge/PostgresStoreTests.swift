@@ -208,6 +208,79 @@ import Testing
         }
     }
 
+    /// The database's disk fills up in the middle of a send: the store's tables live in a
+    /// tablespace on an 8 MiB tmpfs (the server's WAL stays on the big disk, so PostgreSQL
+    /// answers with errors instead of stopping), and a file fills what is left of it. The
+    /// bridge's writes fail (`could not extend file ... No space left on device`); it logs
+    /// that, nothing is lost or delivered twice without a name, and once the file is removed
+    /// the rest goes through without a restart. Needs root (to mount the tmpfs), as the other
+    /// fleet tests need it to run PostgreSQL as `postgres`.
+    @Test(.enabled(if: getuid() == 0, "mounting the small disk needs root"))
+    func aFullDatabaseDiskIsLoggedAndLosesNothing() async throws {
+        let cluster = try PostgresCluster.dedicated()
+        defer { cluster.stop() }
+        let disk = cluster.directory + "-small"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try CLIRunner.runProcess(
+            URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", disk])
+        try #require(mounted.status == 0, "mount -t tmpfs \(disk): \(mounted.stderr)")
+        defer {
+            _ = try? CLIRunner.runProcess(URL(fileURLWithPath: "/bin/umount"), ["-l", disk])
+            try? FileManager.default.removeItem(atPath: disk)
+        }
+        let owner = try #require(getpwnam("postgres"))
+        chown(disk, owner.pointee.pw_uid, owner.pointee.pw_gid)
+        let (database, store) = try cluster.database()
+        try cluster.psql(database, "CREATE TABLESPACE small LOCATION '\(disk)'")
+        try cluster.psql(database, "ALTER DATABASE \(database) SET default_tablespace = small")
+        let filler = disk + "/filler"
+        let count = 6_000
+        try await Self.withBridge(store: store, count: count, seed: 2808) { fixture, bad, configuration in
+            let tables = try cluster.psql(
+                database,
+                "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    + "JOIN pg_tablespace t ON t.oid = c.reltablespace "
+                    + "WHERE n.nspname = 'legacy_push' AND t.spcname = 'small'")
+            #expect(
+                (Int(tables.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0, "no table on the small disk")
+            let client = try PushClient(configuration: configuration)
+            let upstream = try #require(fixture.upstream)
+            let first = await client.send((1...count / 2).map { TestGateway.notification($0) })
+            // What is left of the disk, taken by a file (dd stops at ENOSPC).
+            _ = try CLIRunner.runProcess(
+                URL(fileURLWithPath: "/bin/dd"), ["if=/dev/zero", "of=\(filler)", "bs=64k", "status=none"])
+            let acceptedBefore = upstream.recorder.accepted.count
+            let sending = Task { await client.send((count / 2 + 1...count).map { TestGateway.notification($0) }) }
+            let full = await eventually(within: .seconds(30)) {
+                fixture.events.get().contains {
+                    guard case .storeFailed(let reason) = $0 else { return false }
+                    return reason.contains("No space left") || reason.contains("could not extend")
+                }
+            }
+            let logged = fixture.events.get().compactMap {
+                if case .storeFailed(let reason) = $0 { reason } else { nil }
+            }
+            #expect(full, "no line said the disk is full: \(logged.prefix(3))")
+            let rows = {
+                Int(
+                    ((try? cluster.psql(database, "SELECT count(*) FROM legacy_push.window")) ?? "")
+                        .trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            let rowsWhenFull = try #require(rows(), "the resend window cannot be read")
+            try FileManager.default.removeItem(atPath: filler)
+            let second = await sending.value
+            // The bridge wrote to the database again by itself: the rest went through, and its
+            // memory reached the table again.
+            #expect(upstream.recorder.accepted.count > acceptedBefore)
+            #expect(await eventually(within: .seconds(30)) { (rows() ?? 0) > rowsWhenFull })
+            let report = Self.checkLedger(count: count, fixture: fixture, bad: bad, first, second)
+            print(
+                "full database disk: \(report.accepted) accepted, \(report.rejected.count) rejected, "
+                    + "\(report.unconfirmed.count) unconfirmed, \(report.resent) resent, \(logged.count) store "
+                    + "failures logged (first: \(logged.first ?? "none"))")
+        }
+    }
+
     /// A database that answers slowly: another client holds the resend window's table locked in
     /// the middle of a send, for as long as it takes the bridge to say so. The bridge waits at most 5 s for a lookup
     /// (`BridgeStore.lookupWait`: status 10 for what it could not look up) and for a commit an
