@@ -43,8 +43,34 @@ public final class PushInbox: Sendable {
         public var revision: Int
     }
 
+    /// A binary simulator's batch of accepted frames, kept as it was handed over: a ring slot of
+    /// one of its frames is the batch and the frame's place, so nothing is built, retained or
+    /// freed per notification until someone reads it.
+    private final class FrameBatch: Sendable {
+        let frames: [Frame]
+        let connection: Int
+        let receivedMilliseconds: Int64
+
+        init(frames: [Frame], connection: Int, receivedMilliseconds: Int64) {
+            self.frames = frames
+            self.connection = connection
+            self.receivedMilliseconds = receivedMilliseconds
+        }
+    }
+
+    private struct FramedSlot {
+        let batch: FrameBatch
+        let index: Int
+    }
+
     private struct State {
+        /// The kept records, by slot (nil where the slot holds a frame of a batch, or nothing)...
         var ring: [InboxNotification?]
+        /// ...the frames kept as their batch, by slot...
+        var framed: [FramedSlot?]
+        /// ...and which of the two each slot holds (0: nothing, 1: a record, 2: a frame), so that a
+        /// write looks at one byte, not at a cold record.
+        var kinds: [UInt8]
         /// Where the next notification goes.
         var next = 0
         /// The id the next notification gets (ids start at 1 and are never reused).
@@ -57,6 +83,38 @@ public final class PushInbox: Sendable {
         var revision = 0
         var updates: [(revision: Int, id: Int)] = []
 
+        /// The notification in `slot`, whose id is `id`.
+        func entry(_ slot: Int, id: Int) -> InboxNotification? {
+            switch kinds[slot] {
+            case 1: return ring[slot]
+            case 2:
+                guard let framed = framed[slot],
+                    case .notification(let notification, _) = framed.batch.frames[framed.index]
+                else { return nil }
+                var made = InboxNotification(
+                    receivedMilliseconds: framed.batch.receivedMilliseconds, transport: .binary,
+                    connection: framed.batch.connection, token: notification.token, status: "accepted", statusCode: 0,
+                    content: .frame(framed.batch.frames[framed.index]))
+                made.id = id
+                return made
+            default: return nil
+            }
+        }
+
+        /// Puts a record in `slot`, letting go of what was there.
+        mutating func keep(_ notification: InboxNotification, at slot: Int) {
+            if kinds[slot] == 2 { framed[slot] = nil }
+            ring[slot] = notification
+            kinds[slot] = 1
+        }
+
+        /// Puts frame `index` of `batch` in `slot`, letting go of what was there.
+        mutating func keep(_ batch: FrameBatch, _ index: Int, at slot: Int) {
+            if kinds[slot] == 1 { ring[slot] = nil }
+            framed[slot] = FramedSlot(batch: batch, index: index)
+            kinds[slot] = 2
+        }
+
         func index(of id: Int, capacity: Int) -> Int? {
             guard id >= 1, id < nextID, nextID - id <= capacity else { return nil }
             return ((next - (nextID - id)) % capacity + capacity) % capacity
@@ -66,7 +124,8 @@ public final class PushInbox: Sendable {
         /// which is not in the ring yet).
         mutating func apply(_ changes: [DeviceStorage.Change], capacity: Int, skipping: Int? = nil) {
             for change in changes where change.id != skipping {
-                guard let index = index(of: change.id, capacity: capacity), var kept = ring[index] else { continue }
+                guard let index = index(of: change.id, capacity: capacity), kinds[index] == 1, var kept = ring[index]
+                else { continue }
                 kept.record(change)
                 ring[index] = kept
                 revision += 1
@@ -95,7 +154,9 @@ public final class PushInbox: Sendable {
         self.simulatesDevices = simulatesDevices
         self.clock = clock ?? { Host.unixMilliseconds() }
         self.state = Mutex(
-            State(ring: Array(repeating: nil, count: capacity), devices: DeviceStorage(offline: offline)))
+            State(
+                ring: Array(repeating: nil, count: capacity), framed: Array(repeating: nil, count: capacity),
+                kinds: Array(repeating: 0, count: capacity), devices: DeviceStorage(offline: offline)))
     }
 
     /// Adds notifications received together (their ids are given here, in order), under one lock.
@@ -127,11 +188,32 @@ public final class PushInbox: Sendable {
                     for change in changes where change.id == id { notification.record(change) }
                 }
                 let slot = state.next
-                state.ring[slot] = notification
+                state.keep(notification, at: slot)
                 state.next = (slot + 1) % capacity
                 state.nextID += 1
                 if !changes.isEmpty { state.apply(changes, capacity: capacity, skipping: id) }
                 if !state.subscribers.isEmpty, let added = state.ring[slot] {
+                    for continuation in state.subscribers.values { continuation.yield(added) }
+                }
+            }
+        }
+    }
+
+    /// Adds a binary simulator's accepted frames of one connection (what is not a notification is
+    /// left out), under one lock. The batch is kept as it is: each slot names the batch and the
+    /// frame's place, and the record (``InboxNotification``) is made only when it is read.
+    public func add(frames: [Frame], connection: Int) {
+        guard !frames.isEmpty else { return }
+        let batch = FrameBatch(frames: frames, connection: connection, receivedMilliseconds: clock())
+        let capacity = self.capacity
+        state.withLock { state in
+            for index in frames.indices {
+                guard case .notification = frames[index] else { continue }
+                let slot = state.next
+                state.keep(batch, index, at: slot)
+                state.next = (slot + 1) % capacity
+                state.nextID += 1
+                if !state.subscribers.isEmpty, let added = state.entry(slot, id: state.nextID - 1) {
                     for continuation in state.subscribers.values { continuation.yield(added) }
                 }
             }
@@ -151,7 +233,11 @@ public final class PushInbox: Sendable {
     /// Forgets every notification (ids go on counting; what devices store stays stored).
     public func removeAll() {
         state.withLock { state in
-            for index in state.ring.indices { state.ring[index] = nil }
+            for index in state.ring.indices {
+                state.ring[index] = nil
+                state.framed[index] = nil
+                state.kinds[index] = 0
+            }
         }
     }
 
@@ -159,7 +245,7 @@ public final class PushInbox: Sendable {
     public func notification(id: Int) -> InboxNotification? {
         expireDue()
         return state.withLock { state in
-            state.index(of: id, capacity: capacity).flatMap { state.ring[$0] }
+            state.index(of: id, capacity: capacity).flatMap { state.entry($0, id: id) }
         }
     }
 
@@ -179,9 +265,11 @@ public final class PushInbox: Sendable {
             var found: [InboxNotification] = []
             let kept = Swift.min(state.nextID - 1, capacity)
             var index = state.next
+            var id = state.nextID
             for _ in 0..<kept {
                 index = (index - 1 + capacity) % capacity
-                guard let notification = state.ring[index] else { continue }
+                id -= 1
+                guard let notification = state.entry(index, id: id) else { continue }
                 if let after = filter.after, notification.id <= after { break }
                 guard filter.matches(notification) else { continue }
                 found.append(notification)
@@ -211,7 +299,7 @@ public final class PushInbox: Sendable {
                 // After a clear (or a slow turn), what is not kept is skipped.
                 let oldest = Swift.max(cursor.id + 1, newest - Swift.min(capacity, Swift.max(1, limit)) + 1)
                 for id in oldest...newest {
-                    if let index = state.index(of: id, capacity: capacity), let kept = state.ring[index] {
+                    if let index = state.index(of: id, capacity: capacity), let kept = state.entry(index, id: id) {
                         added.append(kept)
                     }
                 }
@@ -221,7 +309,7 @@ public final class PushInbox: Sendable {
                 var seen = Set<Int>()
                 for (revision, id) in state.updates where revision > cursor.revision && id <= cursor.id {
                     guard seen.insert(id).inserted, let index = state.index(of: id, capacity: capacity),
-                        let kept = state.ring[index]
+                        let kept = state.entry(index, id: id)
                     else { continue }
                     updated.append(kept)
                 }

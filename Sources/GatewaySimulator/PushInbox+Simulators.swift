@@ -45,17 +45,6 @@ extension PushInbox {
         ])
     }
 
-    /// Adds accepted binary frames of one connection.
-    public func add(frames: [Frame], connection: Int) {
-        let now = nowMilliseconds
-        add(count: frames.count) { index in
-            guard case .notification(let notification, _) = frames[index] else { return nil }
-            return InboxNotification(
-                receivedMilliseconds: now, transport: .binary, connection: connection, token: notification.token,
-                status: "accepted", statusCode: 0, content: .frame(frames[index]))
-        }
-    }
-
     /// Adds accepted HTTP/2 requests (with ``PushInbox/simulatesDevices``, each goes to its
     /// device, and gets a fate).
     public func add(requests: [AcceptedRequest]) {
