@@ -40,6 +40,8 @@ import Testing
         // saw each good token at least once; every one has its verdict.
         let all = try Self.settled(base, count: 4)
         #expect(!all.contains { $0["status"] as? String == "pending" }, "\(all)")
+        // Every one is a notification with its token: the sender's confirmation barrier is not listed.
+        #expect(all.allSatisfy { $0["token"] is String }, "\(all)")
         let rejected = all.filter { $0["token"] as? String == bad }
         #expect(rejected.count == 1, "\(all)")
         let refusal = try #require(rejected.first)
