@@ -36,6 +36,7 @@ enum InboxBenchmarks {
             }
         }
         let medians = measured.map { runs in runs.sorted { $0.rate < $1.rate }[runs.count / 2] }
+        defer { http2(quick: quick, runs: runs, report: report) }
         for (index, entry) in cases.enumerated() {
             let median = medians[index]
             let ratio =
@@ -47,6 +48,69 @@ enum InboxBenchmarks {
                     note: ratio + median.note + "; runs "
                         + measured[index].map { BenchmarkResult.human($0.rate) }.joined(separator: ", ")
                         + (measured[index].contains { $0.failed } ? " FAILED" : "")))
+        }
+    }
+
+    /// The HTTP/2 simulator: h2load (one connection, 1,000 streams, token auth, a ~100-byte
+    /// POST) against `serve --http2` without an inbox and with `--inbox`, alternating; every
+    /// accepted request is then a record (its request boxed, a fate, an `apns-unique-id`).
+    static func http2(quick: Bool, runs: Int, report: (BenchmarkResult) -> Void) {
+        let count = quick ? 50_000 : 300_000
+        do {
+            let tools = try HTTP2ServeBenchmarks.Tools()
+            let scratch = NSTemporaryDirectory() + "/legacy-push-inboxbench-\(getpid())"
+            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let body = scratch + "/body.json"
+            try Data(
+                #"{"aps":{"alert":{"title":"Benchmark","body":"A notification of about one hundred bytes."}}}"#.utf8
+            )
+            .write(to: URL(fileURLWithPath: body))
+            let key = try SigningKey(
+                pemRepresentation: Array(
+                    try Data(contentsOf: URL(fileURLWithPath: Package.certs("AuthKey_ABC123DEFG.p8")))))
+            let token = try key.signProviderToken(
+                keyID: "ABC123DEFG", teamID: "DEF123GHIJ", issuedAt: Int64(Date().timeIntervalSince1970))
+            let headers = [
+                "-H", "authorization: \(token.authorizationHeaderValue)", "-H", "apns-topic: com.example.legacy", "-H",
+                "apns-push-type: alert",
+            ]
+            let auth = ["--auth-key", "ABC123DEFG:DEF123GHIJ:" + Package.certs("AuthKey_ABC123DEFG.p8")]
+            let plain = try ServeHTTP2Process(auth)
+            defer { plain.stop() }
+            let inboxed = try ServeHTTP2Process(auth + ["--inbox", "127.0.0.1:0"])
+            defer { inboxed.stop() }
+            var without: [HTTP2ServeBenchmarks.H2Load] = []
+            var with: [HTTP2ServeBenchmarks.H2Load] = []
+            for _ in 0..<runs {
+                for (server, into) in [(plain, 0), (inboxed, 1)] {
+                    let cpu = server.cpuSeconds ?? 0
+                    var run = try HTTP2ServeBenchmarks.H2Load.run(
+                        tools.h2load, count: count, body: body, headers: headers, port: server.port)
+                    run.serverCPU = (server.cpuSeconds ?? 0) - cpu
+                    if into == 0 { without.append(run) } else { with.append(run) }
+                }
+            }
+            let off = HTTP2ServeBenchmarks.H2Load.median(without)
+            let on = HTTP2ServeBenchmarks.H2Load.median(with)
+            for (name, median, all) in [
+                ("inbox: serve --http2, no inbox", off, without), ("inbox: serve --http2 --inbox", on, with),
+            ] {
+                let ratio = median.rate / off.rate
+                report(
+                    BenchmarkResult(
+                        name: name, count: median.count, seconds: median.seconds, unit: "req",
+                        cpuSeconds: median.serverCPU,
+                        note: (name.hasSuffix("--inbox")
+                            ? "\(String(format: "%.1f", 100 * ratio)) % of no inbox; " : "")
+                            + "h2load -c 1 -m 1000; \(median.succeeded) answered 200; simulator "
+                            + "\(String(format: "%.2f", median.serverCPU ?? 0)) s CPU; runs "
+                            + all.map { BenchmarkResult.human($0.rate) }.joined(separator: ", ")))
+            }
+        } catch {
+            report(
+                BenchmarkResult(
+                    name: "inbox: serve --http2", count: 0, seconds: 1, unit: "req", note: "FAILED: \(error)"))
         }
     }
 

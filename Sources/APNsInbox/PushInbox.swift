@@ -43,23 +43,20 @@ public final class PushInbox: Sendable {
         public var revision: Int
     }
 
-    /// A binary simulator's batch of accepted frames, kept as it was handed over: a ring slot of
-    /// one of its frames is the batch and the frame's place, so nothing is built, retained or
-    /// freed per notification until someone reads it.
-    private final class FrameBatch: Sendable {
-        let frames: [Frame]
-        let connection: Int
-        let receivedMilliseconds: Int64
+    /// A batch kept as the receiver handed it over (a binary simulator's decoded frames, an HTTP/2
+    /// simulator's accepted requests): a ring slot of one of its notifications is the batch and the
+    /// notification's place, so nothing is built, retained or freed per notification until someone
+    /// reads it; `make` builds the record then.
+    private final class LazyBatch: Sendable {
+        let make: @Sendable (Int) -> InboxNotification
 
-        init(frames: [Frame], connection: Int, receivedMilliseconds: Int64) {
-            self.frames = frames
-            self.connection = connection
-            self.receivedMilliseconds = receivedMilliseconds
+        init(make: @escaping @Sendable (Int) -> InboxNotification) {
+            self.make = make
         }
     }
 
     private struct FramedSlot {
-        let batch: FrameBatch
+        let batch: LazyBatch
         let index: Int
     }
 
@@ -88,13 +85,8 @@ public final class PushInbox: Sendable {
             switch kinds[slot] {
             case 1: return ring[slot]
             case 2:
-                guard let framed = framed[slot],
-                    case .notification(let notification, _) = framed.batch.frames[framed.index]
-                else { return nil }
-                var made = InboxNotification(
-                    receivedMilliseconds: framed.batch.receivedMilliseconds, transport: .binary,
-                    connection: framed.batch.connection, token: notification.token, status: "accepted", statusCode: 0,
-                    content: .frame(framed.batch.frames[framed.index]))
+                guard let framed = framed[slot] else { return nil }
+                var made = framed.batch.make(framed.index)
                 made.id = id
                 return made
             default: return nil
@@ -109,7 +101,7 @@ public final class PushInbox: Sendable {
         }
 
         /// Puts frame `index` of `batch` in `slot`, letting go of what was there.
-        mutating func keep(_ batch: FrameBatch, _ index: Int, at slot: Int) {
+        mutating func keep(_ batch: LazyBatch, _ index: Int, at slot: Int) {
             if kinds[slot] == 1 { ring[slot] = nil }
             framed[slot] = FramedSlot(batch: batch, index: index)
             kinds[slot] = 2
@@ -200,15 +192,41 @@ public final class PushInbox: Sendable {
     }
 
     /// Adds a binary simulator's accepted frames of one connection (what is not a notification is
-    /// left out), under one lock. The batch is kept as it is: each slot names the batch and the
-    /// frame's place, and the record (``InboxNotification``) is made only when it is read.
+    /// left out), under one lock. The batch is kept as it is (``add(lazily:needsDevices:_:)``).
     public func add(frames: [Frame], connection: Int) {
         guard !frames.isEmpty else { return }
-        let batch = FrameBatch(frames: frames, connection: connection, receivedMilliseconds: clock())
+        let now = clock()
+        let make: @Sendable (Int) -> InboxNotification = { index in
+            guard case .notification(let notification, _) = frames[index] else {
+                return InboxNotification(
+                    receivedMilliseconds: now, transport: .binary, connection: connection, token: nil,
+                    status: "accepted", statusCode: 0, content: .frame(frames[index]))
+            }
+            return InboxNotification(
+                receivedMilliseconds: now, transport: .binary, connection: connection, token: notification.token,
+                status: "accepted", statusCode: 0, content: .frame(frames[index]))
+        }
+        if frames.allSatisfy({ if case .notification = $0 { true } else { false } }) {
+            add(lazily: frames.count, needsDevices: false, make)
+        } else {
+            let notifications = frames.indices.filter { if case .notification = frames[$0] { true } else { false } }
+            add(count: notifications.count) { make(notifications[$0]) }
+        }
+    }
+
+    /// Adds `count` notifications received together, kept as their batch: each ring slot names
+    /// the batch and the index, and `make(index)` builds the record only when it is read (it must
+    /// give the same record every time; ids are the inbox's). The receiver's hand-over, made as
+    /// cheap per notification as a slot and a retain. `needsDevices`: the records have a fate (an
+    /// HTTP/2 simulator's pushes); while a device is offline or something is stored, they are
+    /// built now instead and go to their devices (``add(count:_:)``).
+    public func add(lazily count: Int, needsDevices: Bool, _ make: @escaping @Sendable (Int) -> InboxNotification) {
+        guard count > 0 else { return }
+        let batch = LazyBatch(make: make)
         let capacity = self.capacity
-        state.withLock { state in
-            for index in frames.indices {
-                guard case .notification = frames[index] else { continue }
+        let built: Bool = state.withLock { state in
+            if needsDevices, !state.devices.isIdle { return false }
+            for index in 0..<count {
                 let slot = state.next
                 state.keep(batch, index, at: slot)
                 state.next = (slot + 1) % capacity
@@ -217,7 +235,9 @@ public final class PushInbox: Sendable {
                     for continuation in state.subscribers.values { continuation.yield(added) }
                 }
             }
+            return true
         }
+        if !built { add(count: count) { make($0) } }
     }
 
     /// The inbox's clock now: UNIX time in milliseconds (what the simulators stamp received
@@ -254,7 +274,13 @@ public final class PushInbox: Sendable {
     public func notification(uniqueID: APNsID) -> InboxNotification? {
         expireDue()
         return state.withLock { state in
-            state.ring.lazy.compactMap { $0 }.first { $0.uniqueID == uniqueID }
+            // Newest first; a batch kept as handed over is read record by record.
+            var id = state.nextID - 1
+            while id >= 1, let slot = state.index(of: id, capacity: capacity) {
+                if let kept = state.entry(slot, id: id), kept.uniqueID == uniqueID { return kept }
+                id -= 1
+            }
+            return nil
         }
     }
 

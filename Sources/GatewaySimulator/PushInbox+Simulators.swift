@@ -46,11 +46,11 @@ extension PushInbox {
     }
 
     /// Adds accepted HTTP/2 requests (with ``PushInbox/simulatesDevices``, each goes to its
-    /// device, and gets a fate).
+    /// device, and gets a fate), kept as their batch until read while every device is online.
     public func add(requests: [AcceptedRequest]) {
         let now = nowMilliseconds
         let fate: InboxNotification.Fate? = simulatesDevices ? .delivered : nil
-        add(count: requests.count) { index in
+        add(lazily: requests.count, needsDevices: fate != nil) { index in
             let accepted = requests[index]
             var request = accepted.request
             request.authorizationToken = nil

@@ -189,6 +189,23 @@ import Testing
         #expect(inbox.storedPushes.isEmpty)
     }
 
+    @Test func pushesKeptAsTheirBatchWhileEveryDeviceIsOnlineReadAsDelivered() throws {
+        let clock = Clock()
+        let inbox = PushInbox(simulatesDevices: true, clock: { clock.now.withLock { $0 } })
+        inbox.add(requests: [try Self.accepted(1, unique: 1), try Self.accepted(2, unique: 2)])
+        #expect(inbox.notifications().map(\.id) == [2, 1])
+        #expect(inbox.notifications().map(\.fate) == [.delivered, .delivered])
+        #expect(inbox.notification(id: 2)?.request?.authorizationToken == nil)
+        let found = try #require(inbox.notification(uniqueID: APNsID(rawValue: 1001)))
+        #expect(found.id == 1)
+        #expect(found.deliveryEvents.map(\.event) == ["accepted", "delivered"])
+        // A device goes offline: the next push to it is stored, the earlier ones stay delivered.
+        inbox.setOffline(try PushInboxTests.token(1))
+        inbox.add(requests: [try Self.accepted(1, unique: 3)])
+        #expect(inbox.notifications().map(\.fate) == [.stored, .delivered, .delivered])
+        #expect(inbox.notification(uniqueID: APNsID(rawValue: 1003))?.id == 3)
+    }
+
     @Test func anInboxWithoutDevicesGivesNoFates() throws {
         let inbox = PushInbox()
         inbox.add(requests: [try Self.accepted(1, unique: 1)])
