@@ -55,8 +55,9 @@ import Testing
                 String(database.split(separator: "/").last!), "SELECT count(*) FROM legacy_push.feedback") == "2\n")
     }
 
-    /// What one bridge remembered is what another finds: verdicts, pending entries of a live
-    /// owner, and orphaned ones once the owner has been silent for the owner timeout.
+    /// What one bridge remembered is what another finds when it claims: verdicts, pending entries
+    /// of a live owner; what nobody holds is claimed, once; pending entries of an owner silent
+    /// for the owner timeout are taken over (orphaned).
     @Test func theResendMemoryOfOneBridgeIsFoundByAnother() throws {
         let database = try Self.cluster().database().uri
         let a = try PostgresStore(connection: database)
@@ -71,25 +72,84 @@ import Testing
                 .stored(Self.key(6), verdict: nil), .stored(Self.key(6), verdict: .accepted),
             ], expiring: nil)
         let keys = (1...7).map { Self.key(UInt32($0)) }
-        let found = try #require(try b.lookUp(keys, lifetime: .seconds(600)))
+        let found = try #require(try b.claim(keys, lifetime: .seconds(600)))
         #expect(
             found == [
                 Self.key(1): .settled(.accepted),
                 Self.key(2): .settled(.rejected(.invalidToken, reason: "BadDeviceToken \"quoted\" \\ too")),
                 Self.key(3): .pending, Self.key(4): .settled(.unregistered(seconds: 1_650_000_000)),
-                Self.key(6): .settled(.accepted),
+                Self.key(5): .claimed, Self.key(6): .settled(.accepted), Self.key(7): .claimed,
             ])
-        // A falls silent: its pending entry is orphaned for B.
+        // B's claims are B's: A waits for them, cannot release them, and finds their verdict.
+        #expect(
+            try a.claim([Self.key(5), Self.key(7)], lifetime: .seconds(600)) == [
+                Self.key(5): .pending, Self.key(7): .pending,
+            ])
+        try a.commit([.claimReleased(Self.key(7))], expiring: nil)
+        try b.commit([.claimSettled(Self.key(7), verdict: .accepted), .claimReleased(Self.key(5))], expiring: nil)
+        #expect(
+            try a.claim([Self.key(5), Self.key(7)], lifetime: .seconds(600)) == [
+                Self.key(5): .claimed, Self.key(7): .settled(.accepted),
+            ])
+        // A row the memory wrote after the claim stays the memory's: the claim's verdict leaves it.
+        #expect(try b.claim([Self.key(8)], lifetime: .seconds(600)) == [Self.key(8): .claimed])
+        try b.commit(
+            [.memory(.stored(Self.key(8), verdict: nil)), .claimSettled(Self.key(8), verdict: .accepted)], expiring: nil
+        )
+        #expect(try a.claim([Self.key(8)], lifetime: .seconds(600)) == [Self.key(8): .pending])
+        // A falls silent: its pending entry is taken over by B, as a possible duplicate, once.
         let name = String(database.split(separator: "/").last!)
         try Self.cluster().psql(
             name, "UPDATE legacy_push.bridges SET seen = now() - interval '1 minute' WHERE name = '\(a.instance)'")
-        #expect(try b.lookUp([Self.key(3)], lifetime: .seconds(600)) == [Self.key(3): .orphaned])
-        // B consumed 1 (a resend answered): gone for everyone; entries past the lifetime are not found.
+        #expect(try b.claim([Self.key(3)], lifetime: .seconds(600)) == [Self.key(3): .orphaned])
+        try b.heartbeat()
+        #expect(try a.claim([Self.key(3)], lifetime: .seconds(600)) == [Self.key(3): .pending])
+        // B consumed 1 (a resend answered): gone for everyone, so the next copy is claimed anew;
+        // entries past the lifetime are claimed anew too.
         try b.apply([.forgotten(Self.key(1))], expiring: nil)
-        #expect(try a.lookUp([Self.key(1)], lifetime: .seconds(600)) == [:])
-        #expect(try a.lookUp(keys, lifetime: .zero) == [:])
+        #expect(try a.claim([Self.key(1)], lifetime: .seconds(600)) == [Self.key(1): .claimed])
+        #expect(try a.claim([Self.key(2)], lifetime: .zero) == [Self.key(2): .claimed])
         try a.apply([], expiring: .zero)
         #expect(try Self.cluster().psql(name, "SELECT count(*) FROM legacy_push.window") == "0\n")
+    }
+
+    /// A claim's verdict answers resends for the claims' lifetime only: past it, the next copy is
+    /// claimed anew (a sender repeating a notification on purpose later is delivered again),
+    /// while the memory's entries keep their own, longer lifetime.
+    @Test func aClaimsVerdictLastsItsLifetime() throws {
+        let database = try Self.cluster().database().uri
+        let a = try PostgresStore(connection: database, claimLifetime: .zero)
+        let b = try PostgresStore(connection: database, claimLifetime: .seconds(60))
+        #expect(
+            try a.claim([Self.key(1), Self.key(2)], lifetime: .seconds(600)) == [
+                Self.key(1): .claimed, Self.key(2): .claimed,
+            ])
+        try a.commit(
+            [.claimSettled(Self.key(1), verdict: .accepted), .memory(.stored(Self.key(2), verdict: .accepted))],
+            expiring: nil)
+        #expect(
+            try a.claim([Self.key(1), Self.key(2)], lifetime: .seconds(600)) == [
+                Self.key(1): .claimed, Self.key(2): .settled(.accepted),
+            ])
+        try a.commit([.claimSettled(Self.key(1), verdict: .accepted)], expiring: nil)
+        #expect(try b.claim([Self.key(1)], lifetime: .seconds(600)) == [Self.key(1): .settled(.accepted)])
+    }
+
+    /// A store of schema version 1 (before claims) is migrated at start, its rows kept; the
+    /// version then says 2.
+    @Test func aVersionOneSchemaIsMigrated() throws {
+        let (name, database) = try Self.cluster().database()
+        let first = try PostgresStore(connection: database)
+        try first.apply([.stored(Self.key(1), verdict: .accepted)], expiring: nil)
+        first.close()
+        try Self.cluster().psql(
+            name, "ALTER TABLE legacy_push.window DROP COLUMN claim; UPDATE legacy_push.schema_version SET version = 1")
+        let migrated = try PostgresStore(connection: database)
+        #expect(try Self.cluster().psql(name, "SELECT version FROM legacy_push.schema_version") == "2\n")
+        #expect(
+            try migrated.claim([Self.key(1), Self.key(2)], lifetime: .seconds(600)) == [
+                Self.key(1): .settled(.accepted), Self.key(2): .claimed,
+            ])
     }
 
     /// A database that cannot be reached is one error naming it (without its password); a schema
