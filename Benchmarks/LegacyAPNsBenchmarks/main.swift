@@ -4,7 +4,7 @@
 //         [--only TEXT] [suite ...]
 //
 // Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli, cli-floor,
-// http2-serve, bridge, fleet, http2-client (default: all; http2-serve and http2-client need h2load and
+// http2-serve, bridge, fleet, http2-client, inbox (default: all; http2-serve and http2-client need h2load and
 // nghttpd, Debian's nghttp2-client and nghttp2-server; http2-client also runs aioapns from the
 // venv of Scripts/test-tools.sh when it is there). Each suite runs N times (default 3) and the median run by rate is reported,
 // with the range; cli-floor alternates its two programs N times (default 5) in one run and reports
@@ -39,7 +39,7 @@ let onlyCases: String? = arguments.firstIndex(of: "--only").flatMap {
 if suites.isEmpty {
     suites = [
         "encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "cli-floor",
-        "http2-serve", "bridge", "fleet", "idle-senders", "http2-client",
+        "http2-serve", "bridge", "fleet", "idle-senders", "http2-client", "inbox",
     ]
 }
 
@@ -100,6 +100,12 @@ for suite in suites {
     if suite == "bridge" {
         // Its own median too: through the bridge, direct, and 1 % bad alternate in each run.
         BridgeBenchmarks.run(quick: quick, runs: runs, report: record)
+        reportMedians()
+        continue
+    }
+    if suite == "inbox" {
+        // Its own median: no inbox, --inbox, and --inbox with a client streaming alternate in each run.
+        await InboxBenchmarks.run(quick: quick, runs: runs, report: record)
         reportMedians()
         continue
     }
