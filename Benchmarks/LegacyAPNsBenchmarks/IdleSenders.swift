@@ -42,10 +42,22 @@ enum IdleSendersBenchmarks {
             var senders: [TLSSession] = []
             senders.reserveCapacity(count)
             for index in 1...count {
-                guard let sender = try sendOne(context: context, endpoint: endpoint, index: index) else {
-                    throw HTTP2ServeBenchmarks.BenchmarkError("sender \(index) could not write")
+                do {
+                    guard let sender = try sendOne(context: context, endpoint: endpoint, index: index) else {
+                        throw HTTP2ServeBenchmarks.BenchmarkError("could not write")
+                    }
+                    senders.append(sender)
+                } catch {
+                    let log = (try? String(contentsOfFile: scratch + "/bridge.log", encoding: .utf8)) ?? ""
+                    throw HTTP2ServeBenchmarks.BenchmarkError(
+                        "sender \(index) of \(count): \(error); bridge threads \(status(pid).threads), descriptors "
+                            + "\((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1), "
+                            + ((try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8))?.split(
+                                separator: "\n"
+                            )
+                            .first { $0.hasPrefix("Max open files") }.map(String.init) ?? "") + "; its log ends: "
+                            + String(log.suffix(600)))
                 }
-                senders.append(sender)
             }
             let opened = Clock.now() - started
             // Parked once quiet for 2 s: the thread count comes back down.

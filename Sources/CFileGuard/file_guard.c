@@ -77,3 +77,7 @@ bool lp_file_guard_release(int slot) {
     atomic_store(&starts[slot], 0);
     return hit;
 }
+
+#include <sys/eventfd.h>
+
+int lp_wake_descriptor(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }

@@ -1,29 +1,30 @@
+internal import CFileGuard
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// A way to wake a thread that waits on a socket: another thread calls ``signal()``, and a wait
-/// given this signal (``Socket/wait(for:timeout:wake:)``) returns at once. A non-blocking pipe;
-/// signals do not pile up (one pending byte is enough).
+/// given this signal (``Socket/wait(for:timeout:wake:)``) returns at once. A non-blocking
+/// eventfd (one descriptor: a bridge holding ten thousand idle senders holds one per sender, not
+/// a pipe's two); signals do not pile up (its counter is read back to zero).
 package final class WakeSignal: @unchecked Sendable {
-    // @unchecked: the descriptors are set once; `pending` is an atomic-like flag guarded by the
-    // pipe itself (writes of one byte are atomic; extra signals are harmless).
+    // @unchecked: the descriptor is set once; the kernel's counter is the shared state.
     let readDescriptor: Int32
-    private let writeDescriptor: Int32
+    private var writeDescriptor: Int32 { readDescriptor }
 
     package init() {
-        (readDescriptor, writeDescriptor) = FileDescriptor.makePipe() ?? (-1, -1)
+        readDescriptor = lp_wake_descriptor()
     }
 
     deinit {
         if readDescriptor >= 0 { close(readDescriptor) }
-        if writeDescriptor >= 0 { close(writeDescriptor) }
     }
 
     /// Wakes the waiter (from any thread).
     package func signal() {
-        var byte: UInt8 = 1
-        _ = write(writeDescriptor, &byte, 1)
+        var one: UInt64 = 1
+        _ = write(writeDescriptor, &one, 8)
     }
 
     /// Waits (on this thread) until signalled or `timeout` seconds pass; true when signalled.
@@ -37,7 +38,7 @@ package final class WakeSignal: @unchecked Sendable {
 
     /// Clears pending signals (the waiter, after waking).
     package func clear() {
-        var scratch = [UInt8](repeating: 0, count: 64)
-        while scratch.withUnsafeMutableBytes({ read(readDescriptor, $0.baseAddress, $0.count) }) > 0 {}
+        var count: UInt64 = 0
+        _ = read(readDescriptor, &count, 8)
     }
 }

@@ -22,4 +22,8 @@ bool lp_file_guard_hit(int slot);
 /// Ends the guard (before the range is unmapped). Returns lp_file_guard_hit.
 bool lp_file_guard_release(int slot);
 
+/// The one other OS call the runtime needs that Swift's Glibc module does not import
+/// (<sys/eventfd.h>): a non-blocking, close-on-exec eventfd for WakeSignal, or -1.
+int lp_wake_descriptor(void);
+
 #endif
