@@ -298,7 +298,8 @@ final class SenderSession: @unchecked Sendable {
     /// Serves a parked connection again, on a new thread (there is something to do: bytes, an
     /// eviction, the idle timeout, the bridge stopping). True when it was parked again.
     func resume(_ parked: IdleSenders.Parked) -> Bool {
-        finish(serve(parked.transport, lastActivity: parked.lastActivity, parkable: true), on: parked.transport)
+        wake.resume()
+        return finish(serve(parked.transport, lastActivity: parked.lastActivity, parkable: true), on: parked.transport)
     }
 
     /// How a turn of ``serve(_:lastActivity:parkable:)`` ended: the connection is over, or idle.
@@ -318,6 +319,7 @@ final class SenderSession: @unchecked Sendable {
         case .idle(let lastActivity):
             // What a turn kept for its capacity goes too: a parked connection holds only its state.
             session.releaseBuffers()
+            wake.suspend()
             remembered = []
             admissions = []
             forwarding = []
@@ -328,6 +330,7 @@ final class SenderSession: @unchecked Sendable {
             {
                 return true
             }
+            wake.resume()
             return finish(serve(session, lastActivity: lastActivity, parkable: false), on: session)
         }
     }

@@ -1,4 +1,5 @@
 internal import CFileGuard
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -6,25 +7,65 @@ internal import CFileGuard
 
 /// A way to wake a thread that waits on a socket: another thread calls ``signal()``, and a wait
 /// given this signal (``Socket/wait(for:timeout:wake:)``) returns at once. A non-blocking
-/// eventfd (one descriptor: a bridge holding ten thousand idle senders holds one per sender, not
-/// a pipe's two); signals do not pile up (its counter is read back to zero).
+/// eventfd; signals do not pile up (its counter is read back to zero).
+///
+/// A waiter that goes away for a while (a bridge's idle sender, parked without a thread)
+/// ``suspend()``s it: the descriptor is closed (ten thousand parked senders hold no descriptor
+/// each for it), a signal meanwhile is kept as a flag, and ``resume()`` opens a new one, already
+/// signalled if one came. The descriptor is only closed and opened under the lock that
+/// ``signal()`` writes under, so no signal ever reaches a number the kernel has given to
+/// another file.
 package final class WakeSignal: @unchecked Sendable {
-    // @unchecked: the descriptor is set once; the kernel's counter is the shared state.
-    let readDescriptor: Int32
-    private var writeDescriptor: Int32 { readDescriptor }
+    // @unchecked: the descriptor changes only under `state`'s lock; the waiter reads it on its
+    // own thread between resume() and suspend().
+    private let state: Mutex<(descriptor: Int32, pending: Bool)>
 
     package init() {
-        readDescriptor = lp_wake_descriptor()
+        state = Mutex((lp_wake_descriptor(), false))
     }
 
     deinit {
-        if readDescriptor >= 0 { close(readDescriptor) }
+        let descriptor = state.withLock { $0.descriptor }
+        if descriptor >= 0 { close(descriptor) }
     }
+
+    /// The descriptor a waiter polls (-1 while suspended).
+    var readDescriptor: Int32 { state.withLock { $0.descriptor } }
 
     /// Wakes the waiter (from any thread).
     package func signal() {
-        var one: UInt64 = 1
-        _ = write(writeDescriptor, &one, 8)
+        state.withLock { state in
+            guard state.descriptor >= 0 else {
+                state.pending = true
+                return
+            }
+            var one: UInt64 = 1
+            _ = write(state.descriptor, &one, 8)
+        }
+    }
+
+    /// Closes the descriptor while nobody waits (signals meanwhile are remembered).
+    package func suspend() {
+        state.withLock { state in
+            guard state.descriptor >= 0 else { return }
+            var count: UInt64 = 0
+            if read(state.descriptor, &count, 8) == 8, count > 0 { state.pending = true }
+            close(state.descriptor)
+            state.descriptor = -1
+        }
+    }
+
+    /// Opens the descriptor again for a waiter, signalled when a signal came while suspended.
+    package func resume() {
+        state.withLock { state in
+            guard state.descriptor < 0 else { return }
+            state.descriptor = lp_wake_descriptor()
+            if state.pending, state.descriptor >= 0 {
+                var one: UInt64 = 1
+                _ = write(state.descriptor, &one, 8)
+            }
+            state.pending = false
+        }
     }
 
     /// Waits (on this thread) until signalled or `timeout` seconds pass; true when signalled.
@@ -38,7 +79,9 @@ package final class WakeSignal: @unchecked Sendable {
 
     /// Clears pending signals (the waiter, after waking).
     package func clear() {
+        let descriptor = readDescriptor
+        guard descriptor >= 0 else { return }
         var count: UInt64 = 0
-        _ = read(readDescriptor, &count, 8)
+        _ = read(descriptor, &count, 8)
     }
 }
