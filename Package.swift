@@ -11,6 +11,7 @@ import PackageDescription
 //   LegacyAPNs        the binary client                 FeedbackClient   the feedback reader/poller
 //   HTTP2Client       the HTTP/2 provider-API client    LegacyBridge     binary senders through HTTP/2
 //   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
+//   APNsInput         checked, spooled JSON Lines input (the fast scan, the spool), feedback files, hex text
 //   CFileGuard        C: the SIGBUS guard of mapped input (APNsRuntime's GuardedMapping)
 //   CHexDecode        C: SSE2 hex decoding of the common 64-digit token (APNsCore's only dependency)
 let package = Package(
@@ -25,6 +26,7 @@ let package = Package(
         .library(name: "GatewaySimulator", targets: ["GatewaySimulator"]),
         .library(name: "HTTP2Client", targets: ["HTTP2Client"]),
         .library(name: "LegacyBridge", targets: ["LegacyBridge"]),
+        .library(name: "APNsInput", targets: ["APNsInput"]),
         .executable(name: "legacy-push", targets: ["legacy-push"]),
     ],
     targets: [
@@ -90,9 +92,14 @@ let package = Package(
             dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics"]
         ),
         .target(
+            name: "APNsInput",
+            dependencies: ["APNsCore", "APNsRuntime", "LegacyAPNs"]
+        ),
+        .target(
             name: "LegacyPushCLI",
             dependencies: [
-                "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "LegacyAPNs", "FeedbackClient",
+                "APNsCore", "APNsInput", "APNsCredentials", "APNsRuntime", "APNsMetrics", "LegacyAPNs",
+                "FeedbackClient",
                 "GatewaySimulator", "HTTP2Client", "LegacyBridge",
             ]
         ),
@@ -152,7 +159,8 @@ let package = Package(
             name: "LegacyAPNsTests",
             dependencies: [
                 "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "LegacyAPNs", "FeedbackClient",
-                "GatewaySimulator", "HTTP2Client", "LegacyBridge", "LegacyPushCLI", "legacy-push", "Notify",
+                "GatewaySimulator", "HTTP2Client", "LegacyBridge", "APNsInput", "LegacyPushCLI", "legacy-push",
+                "Notify",
                 "FuzzHarness",
                 "TestSupport", "ProcessHarness",
             ]

@@ -22,6 +22,7 @@ modules=(
     HTTP2Client
     LegacyBridge
     APNsMetrics
+    APNsInput
 )
 
 graphs="$PWD/.build/docs-build/symbol-graphs"

@@ -1,3 +1,4 @@
+import APNsCore
 internal import APNsRuntime
 
 /// Parses a command line against a ``CommandSpec``.
@@ -122,7 +123,7 @@ enum ArgumentParser {
     static func unknownSubcommand(_ word: String, of command: CommandSpec, path: String) -> CLIError {
         CLIError.usage(
             "unknown subcommand '\(word)' for '\(path)'"
-                + suggestion(for: word, among: command.subcommands.map(\.name), prefix: ""))
+                + Suggestion.didYouMean(word, among: command.subcommands.map(\.name), prefix: ""))
     }
 
     /// "unknown option '--gateway' for 'legacy-push feedback' (did you mean '--feedback'? ...)":
@@ -130,7 +131,7 @@ enum ArgumentParser {
     /// other subcommand has the option.
     static func unknownOption(_ name: String, of command: CommandSpec, path: String, root: CommandSpec) -> CLIError {
         let names = command.options.map(\.name)
-        var hint = suggestion(for: name, among: names, prefix: "--")
+        var hint = Suggestion.didYouMean(name, among: names, prefix: "--")
         let owners = commands(having: name, in: root, path: root.name).filter { $0 != path }
         if hint.isEmpty, let meant = aliases[command.name]?[name.lowercased()], names.contains(meant) {
             let elsewhere = owners.first.map { " --\(name) is an option of '\($0)'" } ?? ""
@@ -148,34 +149,5 @@ enum ArgumentParser {
             found += commands(having: name, in: sub, path: path + " " + sub.name)
         }
         return found
-    }
-
-    /// " (did you mean '--token'?)" when a known name is close to what was typed: the same name in
-    /// another case, or a near spelling.
-    static func suggestion(for word: String, among names: [String], prefix: String) -> String {
-        if let sameLetters = names.first(where: { $0.lowercased() == word.lowercased() }), sameLetters != word {
-            return " (did you mean '\(prefix)\(sameLetters)'? names are lowercase)"
-        }
-        let typed = word.lowercased()
-        let allowed = typed.count <= 3 ? 1 : typed.count < 9 ? 2 : 3
-        let scored = names.map { ($0, editDistance(typed, $0)) }.filter { $0.1 <= allowed }
-        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return "" }
-        return " (did you mean '\(prefix)\(best.0)'?)"
-    }
-
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a)
-        let b = Array(b)
-        guard !a.isEmpty else { return b.count }
-        guard !b.isEmpty else { return a.count }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }

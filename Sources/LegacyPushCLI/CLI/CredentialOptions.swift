@@ -143,7 +143,7 @@ enum CredentialOptions {
     static func naming<Result>(_ path: String, _ body: () throws -> Result) throws -> Result {
         do {
             return try body()
-        } catch let error as LegacyAPNsError {
+        } catch let error as LegacyAPNsError where error.code != .fileError {  // a file error names its file
             throw LegacyAPNsError(error.code, "\(path): \(error.reason)")
         }
     }

@@ -115,7 +115,7 @@ extension Option {
                 throw CLIError.usage(
                     "--\(name) must be one of \(words.joined(separator: ", ")), got '\(text)'"
                         + (words.allSatisfy(Self.isVersionNumber)
-                            ? "" : ArgumentParser.suggestion(for: text, among: words, prefix: "")))
+                            ? "" : Suggestion.didYouMean(text, among: words, prefix: "")))
             }
             return match.value
         }

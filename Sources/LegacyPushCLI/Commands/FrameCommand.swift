@@ -1,3 +1,4 @@
+import APNsInput
 internal import APNsRuntime
 import LegacyAPNs
 

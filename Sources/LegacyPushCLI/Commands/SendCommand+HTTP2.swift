@@ -1,3 +1,4 @@
+import APNsInput
 internal import APNsRuntime
 import HTTP2Client
 
@@ -24,19 +25,10 @@ extension SendCommand {
                 + "A JSON Lines pushType must be one Apple documents too (else exit 2 naming the line)."
         ) { text in
             let type = PushType(rawValue: text)
-            if let problem = unknownPushType(type, named: "--push-type") { throw CLIError.usage(problem) }
+            if let problem = PushType.unknownTypeProblem(type, named: "--push-type") { throw CLIError.usage(problem) }
             return type
         }
 
-        /// Why `type` is refused ("`name` must be one of alert, background, ..., got 'x'", with a
-        /// suggestion), or nil when Apple documents it: the one check of `--push-type` and of a
-        /// JSON Lines `pushType`.
-        static func unknownPushType(_ type: PushType, named name: String) -> String? {
-            guard !type.isKnown else { return nil }
-            let names = PushType.allKnown.map(\.rawValue)
-            return "\(name) must be one of \(names.joined(separator: ", ")), got '\(type.rawValue)'"
-                + ArgumentParser.suggestion(for: type.rawValue, among: names, prefix: "")
-        }
         static let collapseID = Option<String>.text(
             "collapse-id", "id", help: "HTTP/2: apns-collapse-id (64 bytes at most).")
         static let apnsID = Option<APNsID>("apns-id", "uuid", help: "HTTP/2: the apns-id (one notification only).") {
@@ -86,7 +78,7 @@ extension SendCommand {
             }
             pushType = .liveActivity
         }
-        if pushType == .liveActivity { topic = liveActivityTopic(topic) }
+        if pushType == .liveActivity { topic = PushType.liveActivityTopic(topic) }
 
         // The input, checked whole before anything connects.
         let input: HTTP2Input

@@ -110,12 +110,6 @@ extension SendCommand {
         }
     }
 
-    /// The topic of a Live Activity push: the bundle id with `.push-type.liveactivity`.
-    static func liveActivityTopic(_ topic: String?) -> String? {
-        guard let topic, let suffix = PushType.liveActivity.requiredTopicSuffix else { return topic }
-        return topic.hasSuffix(suffix) ? topic : topic + suffix
-    }
-
     /// `send --http2 --channel ID --topic BUNDLE`: one broadcast.
     static func runBroadcast(_ arguments: ParsedArguments, console: Console) async throws -> ExitStatus {
         let conflicting = ["token", "input", "from-line", "collapse-id", "apns-id", "push-type", "connections", "id"]

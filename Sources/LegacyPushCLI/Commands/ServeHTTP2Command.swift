@@ -192,7 +192,7 @@ enum ServeHTTP2Command {
         /// " (did you mean 'BadDeviceToken'?)" for a reason spelt nearly right, in any case.
         static func suggestion(for text: String, among names: [String]) -> String {
             let typed = text.lowercased()
-            let scored = names.map { ($0, ArgumentParser.editDistance(typed, $0.lowercased())) }
+            let scored = names.map { ($0, Suggestion.editDistance(typed, $0.lowercased())) }
             guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 3 else { return "" }
             return " (did you mean '\(best.0)'?)"
         }

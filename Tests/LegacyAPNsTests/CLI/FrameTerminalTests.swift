@@ -1,3 +1,4 @@
+import APNsInput
 import Foundation
 import TestSupport
 import Testing
