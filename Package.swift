@@ -12,6 +12,7 @@ import PackageDescription
 //   HTTP2Client       the HTTP/2 provider-API client    LegacyBridge     binary senders through HTTP/2
 //   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
 //   APNsInput         checked, spooled JSON Lines input (the fast scan, the spool), feedback files, hex text
+//   CommandLineKit    the option table, parser, help and console of the command line (not a product)
 //   CFileGuard        C: the SIGBUS guard of mapped input (APNsRuntime's GuardedMapping)
 //   CHexDecode        C: SSE2 hex decoding of the common 64-digit token (APNsCore's only dependency)
 let package = Package(
@@ -96,9 +97,14 @@ let package = Package(
             dependencies: ["APNsCore", "APNsRuntime", "LegacyAPNs"]
         ),
         .target(
+            name: "CommandLineKit",
+            dependencies: ["APNsCore", "APNsRuntime"]
+        ),
+        .target(
             name: "LegacyPushCLI",
             dependencies: [
-                "APNsCore", "APNsInput", "APNsCredentials", "APNsRuntime", "APNsMetrics", "LegacyAPNs",
+                "APNsCore", "APNsInput", "CommandLineKit", "APNsCredentials", "APNsRuntime", "APNsMetrics",
+                "LegacyAPNs",
                 "FeedbackClient",
                 "GatewaySimulator", "HTTP2Client", "LegacyBridge",
             ]
@@ -159,7 +165,8 @@ let package = Package(
             name: "LegacyAPNsTests",
             dependencies: [
                 "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "LegacyAPNs", "FeedbackClient",
-                "GatewaySimulator", "HTTP2Client", "LegacyBridge", "APNsInput", "LegacyPushCLI", "legacy-push",
+                "GatewaySimulator", "HTTP2Client", "LegacyBridge", "APNsInput", "CommandLineKit", "LegacyPushCLI",
+                "legacy-push",
                 "Notify",
                 "FuzzHarness",
                 "TestSupport", "ProcessHarness",

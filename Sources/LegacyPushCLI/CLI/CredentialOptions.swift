@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 
 /// The credential options shared by every command that reads a certificate: `--cert`, `--key`,

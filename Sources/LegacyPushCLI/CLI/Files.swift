@@ -1,5 +1,6 @@
 import APNsInput
 internal import APNsRuntime
+import CommandLineKit
 
 /// File access for the CLI: reading goes through APNsInput's ``InputFile`` (errors are
 /// `LegacyAPNsError`s with code `.fileError`, exit 2), writing and temporary folders are here.

@@ -1,4 +1,5 @@
 import APNsMetrics
+import CommandLineKit
 
 /// `--metrics HOST:PORT` (`bridge`, `serve`, `serve --http2`): `GET /metrics` (Prometheus text
 /// format), `GET /healthz` and `GET /readyz` over plain HTTP on that address.

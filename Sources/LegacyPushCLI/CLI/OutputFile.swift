@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 
 /// Writes output files safely: never over an existing file unless asked, never a moment where a

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import Dispatch
 import FeedbackClient
 import LegacyAPNs

@@ -1,3 +1,4 @@
+import CommandLineKit
 import LegacyAPNs
 
 /// The notifications a send never handed to the gateway (certainly not delivered), as runs of

@@ -1,5 +1,6 @@
 import APNsInput
 internal import APNsRuntime
+import CommandLineKit
 import HTTP2Client
 
 /// `legacy-push send --http2`: the same input forms as the binary `send`, through Apple's HTTP/2

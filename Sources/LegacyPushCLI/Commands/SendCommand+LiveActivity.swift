@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import HTTP2Client
 
 /// `send --http2 --live-activity start|update|end` (the payload of a Live Activity push) and

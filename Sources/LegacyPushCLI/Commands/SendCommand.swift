@@ -1,5 +1,6 @@
 import APNsInput
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 
 /// `legacy-push send`: one notification from flags, or many from JSON Lines.

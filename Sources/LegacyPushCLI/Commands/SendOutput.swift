@@ -1,3 +1,4 @@
+import CommandLineKit
 import LegacyAPNs
 
 /// What `send` prints: a line per rejection as it happens, and at the end the notifications

@@ -1,5 +1,6 @@
 import APNsInput
 internal import APNsRuntime
+import CommandLineKit
 import FeedbackClient
 import GatewaySimulator
 import LegacyAPNs

@@ -20,8 +20,9 @@ import Testing
             "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "HTTP2Client", "CSQLite", "CLibPQ",
         ],
         "APNsInput": ["APNsCore", "APNsRuntime", "LegacyAPNs"],
+        "CommandLineKit": ["APNsCore", "APNsRuntime"],
         "LegacyPushCLI": [
-            "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "APNsInput", "LegacyAPNs",
+            "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "APNsInput", "CommandLineKit", "LegacyAPNs",
             "FeedbackClient", "GatewaySimulator", "HTTP2Client", "LegacyBridge",
         ],
         "legacy-push": ["LegacyPushCLI"],
@@ -54,6 +55,11 @@ import Testing
             let allowed = try #require(Self.allowed[module], "\(module) has no row in ARCHITECTURE.md's table")
             #expect(modules.subtracting(allowed).sorted() == [], "\(module) imports what its row does not allow")
         }
+    }
+
+    /// The option parser and help know no command: no client, server or input module.
+    @Test func theCommandLineKitKnowsNoCommand() throws {
+        #expect(try Self.imports()["CommandLineKit"] == ["APNsCore", "APNsRuntime"])
     }
 
     /// The input pipeline is a library: it knows no command line, no simulator and no bridge.
