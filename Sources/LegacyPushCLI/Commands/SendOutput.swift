@@ -8,7 +8,7 @@ import LegacyAPNs
 /// fate unknown) or not sent (never written, including input the client never took), and
 /// `accepted + rejected + unconfirmed + notSent` is the number of input notifications, however
 /// the send ended.
-struct SendOutput: Sendable {
+struct SendOutput: SendPrinter {
     let console: Console
     let json: Bool
     let input: SendCommand.Input
@@ -16,7 +16,7 @@ struct SendOutput: Sendable {
     /// The identifier a report shows: the caller's `id`, else the line number (JSON Lines), else the
     /// position.
     func reportedID(identifier: UInt32?, position: UInt64) -> UInt64 {
-        identifier.map(UInt64.init) ?? input.line(of: position).map(UInt64.init) ?? position
+        input.reportedID(identifier: identifier, position: position)
     }
 
     /// One rejected notification, as it happens.
