@@ -155,11 +155,10 @@ public final class Bridge: Sendable {
     public var configuration: Configuration { core.configuration }
     private let core: BridgeCore
     private let state = Mutex(RunState())
-    private let threadsDone = ConditionLock()
+    private let threads = ThreadGroup()
 
     private struct RunState {
         var listeners: [Listener] = []
-        var activeThreads = 0
         var activeConnections = 0
         /// Connections accepted whose TLS handshake has not ended (some may have ended since:
         /// ``PendingHandshake/isPending`` says), removed when their thread ends.
@@ -278,12 +277,7 @@ public final class Bridge: Sendable {
         for session in core.allSessions { session.poke() }
         let drain = configuration.drainTimeout.inSeconds
         await OSThread.run(name: "apns-bridge-stop") { [self] in
-            let deadline = Monotonic.now() + drain + 5
-            threadsDone.withLock {
-                while state.withLock({ $0.activeThreads }) > 0, Monotonic.now() < deadline {
-                    _ = threadsDone.wait(timeout: 0.05)
-                }
-            }
+            _ = threads.join(timeout: .seconds(drain + 5))
         }
         // The last verdicts, bounded: what does not come in time is given up (and reported).
         let upstreams = core.allUpstreams
@@ -309,12 +303,7 @@ public final class Bridge: Sendable {
     // MARK: - Threads
 
     private func startThread(_ body: @escaping @Sendable () -> Void) {
-        state.withLock { $0.activeThreads += 1 }
-        OSThread.start(name: "apns-bridge") {
-            body()
-            self.state.withLock { $0.activeThreads -= 1 }
-            self.threadsDone.withLock { self.threadsDone.broadcast() }
-        }
+        threads.start(name: "apns-bridge", body)
     }
 
     private func acceptLoop(_ listener: Listener, isFeedback: Bool) {
