@@ -389,26 +389,14 @@ enum ServeHTTP2Command {
             return MetricsOptions.server(metrics, at: endpoint)
         }
         try await InterruptWatch.serve(
-            start: {
-                try await MetricsOptions.start(inboxed?.server) {
-                    try await MetricsOptions.start(metricsServer) { try await simulator.start() }
-                }
-            },
-            announce: { started in
-                let ((endpoint, metricsEndpoint), inboxEndpoint) = started
+            console: console, metrics: metricsServer, inbox: inboxed?.server, start: { try await simulator.start() },
+            announce: { endpoint in
                 console.print("listening on \(endpoint) (HTTP/2)")
                 if let management = simulator.managementEndpoint {
                     console.print("listening on \(management) (channel management)")
                 }
-                if let metricsEndpoint { console.print(MetricsOptions.announcement(metricsEndpoint)) }
-                if let inboxEndpoint { console.print(InboxOptions.announcement(inboxEndpoint)) }
-                console.flush()
             },
-            stop: {
-                await simulator.stop()
-                await metricsServer?.stop()
-                await inboxed?.server.stop()
-            })
+            stop: { await simulator.stop() })
         console.diagnostic("stopped: \(simulator.statistics.summary)")
         return .success
     }
