@@ -119,34 +119,43 @@ package struct OptionSpec: Sendable {
     }
 }
 
-/// How a command ended, as the process exit status of `docs/cli-contract.md`.
-package struct ExitStatus: Hashable, Sendable {
-    package var code: Int32
-
-    package init(code: Int32) { self.code = code }
-
+/// How a command ended, as the process exit status of `docs/cli-contract.md`: its whole table,
+/// so a command can only end in one of the statuses the contract gives.
+package enum ExitStatus: Int32, Hashable, Sendable {
     /// Success.
-    package static let success = ExitStatus(code: 0)
+    case success = 0
     /// The work ran, but something was refused (rejected notifications, an expired certificate).
-    package static let refused = ExitStatus(code: 1)
+    case refused = 1
     /// Usage or input error.
-    package static let usage = ExitStatus(code: 2)
+    case usage = 2
     /// Connection or TLS failure that retries could not overcome.
-    package static let connection = ExitStatus(code: 3)
+    case connection = 3
     /// Interrupted by SIGINT or SIGTERM (128 + SIGINT, as shells report it).
-    package static let interrupted = ExitStatus(code: 130)
+    case interrupted = 130
+
+    /// The process exit status.
+    package var code: Int32 { rawValue }
 }
 
-/// An error the CLI reports as one `legacy-push: error:` line with a given exit status.
-package struct CLIError: Error, Sendable {
-    package var status: ExitStatus
-    package var message: String
+/// An error the CLI reports as one `legacy-push: error:` line with its exit status.
+package enum CLIError: Error, Sendable {
+    /// A usage error (an unknown option, a bad value, options that do not go together): exit 2.
+    case usage(String)
+    /// A failure of the peer that the command words itself (exit 3).
+    case connection(String)
 
-    package init(status: ExitStatus, message: String) {
-        self.status = status
-        self.message = message
+    /// The exit status the error ends the command with.
+    package var status: ExitStatus {
+        switch self {
+        case .usage: .usage
+        case .connection: .connection
+        }
     }
 
-    package static func usage(_ message: String) -> CLIError { CLIError(status: .usage, message: message) }
-    package static func connection(_ message: String) -> CLIError { CLIError(status: .connection, message: message) }
+    /// The error line's text.
+    package var message: String {
+        switch self {
+        case .usage(let message), .connection(let message): message
+        }
+    }
 }
