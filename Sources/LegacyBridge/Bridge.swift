@@ -108,6 +108,11 @@ public final class Bridge: Sendable {
         /// How long a sender must have completed no frame, with nothing in flight, before it may be
         /// closed to make room for a new one at ``maximumConnections``.
         public var evictableAfter: Duration = .seconds(5)
+        /// A sender connection with nothing in flight that has sent nothing for this long waits
+        /// without a thread of its own (its TLS buffers freed) until it sends again, is evicted,
+        /// times out or the bridge stops: thousands of idle senders cost a few kilobytes each and
+        /// one thread between them. Nil: every connection keeps its thread.
+        public var parkAfter: Duration? = .seconds(2)
         /// Time a sender may take for the TLS handshake.
         public var handshakeTimeout: Duration = .seconds(10)
         /// Time a started frame may take to complete (trickling senders are closed).
@@ -118,6 +123,12 @@ public final class Bridge: Sendable {
         public var drainTimeout: Duration = .seconds(10)
         /// Bounds of the resend memory.
         public var resendMemory = BridgeResendMemory.Configuration()
+        /// In a fleet (a PostgreSQL ``storePath``): how long the verdict of a notification a
+        /// bridge claimed before forwarding it answers a resend of it, at any bridge
+        /// (``PostgresStore/claimLifetime``). Longer than a sender takes to reconnect and resend;
+        /// a sender repeating the same notification on purpose within it is answered from the
+        /// window (the resend key names sender, identifier, token, payload, expiry and priority).
+        public var claimLifetime: Duration = PostgresStore.defaultClaimLifetime
         /// Caps the store's file (tests: a full store without a full disk).
         package var storeMaximumPages: Int?
         /// While this answers true, the store's deletions fail (tests: a full disk after the
@@ -174,7 +185,7 @@ public final class Bridge: Sendable {
         _ = try BridgeCore.senderContext(configuration, routes: configuration.routes)
         let store: any BridgeStorage
         if PostgresStore.isConnectionString(configuration.storePath) {
-            store = try PostgresStore(connection: configuration.storePath)
+            store = try PostgresStore(connection: configuration.storePath, claimLifetime: configuration.claimLifetime)
         } else {
             let file = try FeedbackStore(path: configuration.storePath, maximumPages: configuration.storeMaximumPages)
             file.refusesDeletes = configuration.storeRefusesDeletes
@@ -193,6 +204,11 @@ public final class Bridge: Sendable {
 
     /// Statistics so far.
     public var statistics: BridgeStatistics { core.statistics.withLock { $0 } }
+
+    /// Sender connections waiting without a thread (``Configuration/parkAfter``).
+    package var parkedConnections: Int { core.idleSenders?.count ?? 0 }
+    /// The bridge's threads now (accept loops, the parker, one per sender connection not parked).
+    package var activeThreads: Int { threads.count }
 
     /// Sender sessions registered (tests: none is kept once its connection and verdicts are over).
     package var registeredSessions: Int { core.allSessions.count }
@@ -254,6 +270,15 @@ public final class Bridge: Sendable {
         let gateway = try Listener(host: configuration.host, port: configuration.port)
         let feedback = try configuration.feedbackPort.map { try Listener(host: configuration.host, port: $0) }
         state.withLock { $0.listeners = [gateway] + (feedback.map { [$0] } ?? []) }
+        if let parker = core.idleSenders {
+            startThread { [self] in
+                parker.run(isStopping: { core.isStopping }) { connection in
+                    self.startThread {
+                        if !connection.session.resume(connection) { self.connectionEnded() }
+                    }
+                }
+            }
+        }
         startThread { self.acceptLoop(gateway, isFeedback: false) }
         if let feedback { startThread { self.acceptLoop(feedback, isFeedback: true) } }
         return Endpoints(gateway: gateway.endpoint, feedback: feedback?.endpoint)
@@ -275,6 +300,7 @@ public final class Bridge: Sendable {
         }
         for listener in listeners { listener.wake() }
         for session in core.allSessions { session.poke() }
+        core.idleSenders?.wake()
         let drain = configuration.drainTimeout.inSeconds
         await OSThread.run(name: "apns-bridge-stop") { [self] in
             _ = threads.join(timeout: .seconds(drain + 5))
@@ -330,7 +356,11 @@ public final class Bridge: Sendable {
                     let session = core.register { id, connection in
                         SenderSession(id: id, connection: connection, client: client, core: core, handshake: pending)
                     }
-                    session.run(box.take())
+                    if session.run(box.take()) {
+                        // Parked: still open, counted until a resumed thread ends it.
+                        self.state.withLock { _ = $0.handshakes.removeValue(forKey: ObjectIdentifier(pending)) }
+                        return
+                    }
                 }
                 self.state.withLock {
                     $0.activeConnections -= 1
@@ -338,6 +368,11 @@ public final class Bridge: Sendable {
                 }
             }
         }
+    }
+
+    /// A parked connection that was resumed has ended.
+    private func connectionEnded() {
+        state.withLock { $0.activeConnections -= 1 }
     }
 
     /// Counts a new connection against ``Configuration/maximumConnections``. At the limit it makes

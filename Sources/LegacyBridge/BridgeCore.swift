@@ -31,9 +31,14 @@ final class BridgeCore: Sendable {
     nonisolated(unsafe) private(set) var store: BridgeStore!
     /// How the client's and the store's callbacks reach this core (see ``detach()``).
     let router: EventRouter
+    /// Where idle sender connections wait without a thread (nil: ``Bridge/Configuration/parkAfter`` is nil).
+    let idleSenders: IdleSenders?
 
     init(configuration: Bridge.Configuration, store: any BridgeStorage) throws {
         self.configuration = configuration
+        self.idleSenders = try configuration.parkAfter.map { _ in
+            try IdleSenders(idleTimeout: configuration.idleTimeout)
+        }
         // Checked before anything else is made (a mistake here leaves nothing running).
         let context = try Self.senderContext(configuration, routes: configuration.routes)
         self.translationBase = BridgeTranslation(

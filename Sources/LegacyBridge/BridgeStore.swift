@@ -49,7 +49,7 @@ final class BridgeStore: @unchecked Sendable {
         case forget([FeedbackRecord], topic: String, reply: Reply<ForgetOutcome>)
         case count(reply: Reply<Int>)
         case giveBack([FeedbackRecord], topic: String)
-        case lookUp([BridgeResendKey], reply: Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>)
+        case claim([BridgeResendKey], reply: Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>)
     }
 
     /// Served tuples whose deletion has not committed, by topic and token: the time served.
@@ -62,7 +62,7 @@ final class BridgeStore: @unchecked Sendable {
 
     private let lock = ConditionLock()
     private var additions: [Addition] = []
-    private var windowChanges: [BridgeResendMemory.Change] = []
+    private var windowChanges: [BridgeWindowChange] = []
     /// The ticket of the last window change queued, and of the last one committed (or failed).
     private var queuedWindow: WindowTicket = 0
     private var committedWindow: WindowTicket = 0
@@ -109,10 +109,19 @@ final class BridgeStore: @unchecked Sendable {
     /// committed in the order queued). Returns the ticket to wait for.
     func window(_ changes: [BridgeResendMemory.Change]) -> WindowTicket {
         lock.withLock {
-            windowChanges.append(contentsOf: changes)
+            for change in changes { windowChanges.append(.memory(change)) }
             queuedWindow += 1
             lock.broadcast()
             return queuedWindow
+        }
+    }
+
+    /// Queues what became of a notification this bridge claimed in a shared store (from any
+    /// thread; committed in order with the memory's changes, nobody waits for it).
+    func claim(_ change: BridgeWindowChange) {
+        lock.withLock {
+            windowChanges.append(change)
+            lock.broadcast()
         }
     }
 
@@ -165,15 +174,17 @@ final class BridgeStore: @unchecked Sendable {
         _ = enqueue(.giveBack(records, topic: topic))
     }
 
-    /// What a shared store knows of `keys` (blocks the calling thread): nil for a store only this
-    /// bridge uses. `firstFailure`: this failure begins an outage (report it; later ones until a
-    /// lookup succeeds are the same outage).
-    func lookUp(_ keys: [BridgeResendKey]) -> (
+    /// Claims `keys` in a shared store before they are forwarded, or learns what it knows of
+    /// them (``BridgeStorage/claim(_:lifetime:)``; blocks the calling thread): nil for a store
+    /// only this bridge uses. The claims of every session waiting at once go in one statement.
+    /// `firstFailure`: this failure begins an outage (report it; later ones until a claim
+    /// succeeds are the same outage).
+    func claim(_ keys: [BridgeResendKey]) -> (
         result: Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>, firstFailure: Bool
     ) {
         guard isShared else { return (.success(nil), false) }
         let reply = Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>()
-        guard enqueue(.lookUp(keys, reply: reply)) else {
+        guard enqueue(.claim(keys, reply: reply)) else {
             return (.failure(LegacyAPNsError(.cancelled, "the bridge is stopping")), false)
         }
         // Bounded: a slow or silent database costs senders status 10 for what cannot be looked
@@ -231,7 +242,7 @@ final class BridgeStore: @unchecked Sendable {
     private func run() {
         while true {
             let (batch, pending, window, ticket, done):
-                ([Addition], [Request], [BridgeResendMemory.Change], WindowTicket, Bool) = lock.withLock {
+                ([Addition], [Request], [BridgeWindowChange], WindowTicket, Bool) = lock.withLock {
                     while additions.isEmpty, requests.isEmpty, windowChanges.isEmpty, !stopping, !deletionRetryIsDue,
                         !heartbeatIsDue
                     {
@@ -264,6 +275,7 @@ final class BridgeStore: @unchecked Sendable {
                     stored(batch, (error as? LegacyAPNsError) ?? LegacyAPNsError(.fileError, "\(error)"))
                 }
             }
+            claimAll(pending)
             for request in pending {
                 switch request {
                 case .read(let topic, let limit, let reply):
@@ -278,12 +290,8 @@ final class BridgeStore: @unchecked Sendable {
                     reply.put((try? store.count()) ?? 0)
                 case .giveBack(let records, let topic):
                     try? store.giveBack(records, topic: topic)  // else the claim lapses by itself
-                case .lookUp(let keys, let reply):
-                    do {
-                        reply.put(.success(try store.lookUp(keys, lifetime: windowLifetime)))
-                    } catch {
-                        reply.put(.failure((error as? LegacyAPNsError) ?? LegacyAPNsError(.fileError, "\(error)")))
-                    }
+                case .claim:
+                    break  // answered together, above
                 }
             }
         }
@@ -302,12 +310,12 @@ extension BridgeStore {
 
     /// Commits window changes (and, once a minute, deletes the entries past their lifetime), then
     /// lets the sessions waiting for `ticket` go on.
-    private func commitWindow(_ changes: [BridgeResendMemory.Change], ticket: WindowTicket) {
+    private func commitWindow(_ changes: [BridgeWindowChange], ticket: WindowTicket) {
         let now = Monotonic.now()
         let sweep = now - lastWindowSweep >= 60
         var failure: LegacyAPNsError?
         do {
-            try store.apply(changes, expiring: sweep ? windowLifetime : nil)
+            try store.commit(changes, expiring: sweep ? windowLifetime : nil)
             if sweep { lastWindowSweep = now }
         } catch {
             failure = (error as? LegacyAPNsError) ?? LegacyAPNsError(.fileError, "\(error)")
@@ -319,6 +327,42 @@ extension BridgeStore {
             return windowFailure == nil ? failure : nil
         }
         if let report { windowFailed(report) }
+    }
+
+    /// Answers every session's claim queued at once with one statement (one round trip for
+    /// all of them: the senders of a fleet with bad tokens reconnect and resend all the time).
+    private func claimAll(_ requests: [Request]) {
+        var keys: [BridgeResendKey] = []
+        var replies: [(Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>, [BridgeResendKey])] = []
+        for case .claim(let asked, let reply) in requests {
+            keys += asked
+            replies.append((reply, asked))
+        }
+        guard !replies.isEmpty else { return }
+        let result: Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>
+        do {
+            result = .success(try store.claim(keys, lifetime: windowLifetime))
+        } catch {
+            result = .failure((error as? LegacyAPNsError) ?? LegacyAPNsError(.fileError, "\(error)"))
+        }
+        guard replies.count > 1, case .success(let found?) = result else {
+            for (reply, _) in replies { reply.put(result) }
+            return
+        }
+        // A key two sessions asked for at once is claimed once: the first forwards it, the
+        // others wait for its verdict as for any copy in flight.
+        var handedOut = Set<BridgeResendKey>()
+        for (reply, asked) in replies {
+            var mine: [BridgeResendKey: SharedWindowEntry] = [:]
+            for key in asked {
+                guard var entry = found[key] else { continue }
+                if entry == .claimed || entry == .orphaned, !handedOut.insert(key).inserted, mine[key] == nil {
+                    entry = .pending
+                }
+                mine[key] = entry
+            }
+            reply.put(.success(mine))
+        }
     }
 
     // MARK: - Served but not deleted (store thread only)

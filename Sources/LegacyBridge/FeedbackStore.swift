@@ -11,7 +11,7 @@ internal import CSQLite
 /// tuples were written to a sender completely. The file is opened in exclusive locking mode, so a
 /// second bridge on the same store is refused at start instead of sharing it.
 ///
-/// The same file keeps the bridge's resend memory (``apply(_:expiring:)``, ``resendWindow(lifetime:capacity:)``),
+/// The same file keeps the bridge's resend memory (``commit(_:expiring:)``, ``resendWindow(lifetime:capacity:)``),
 /// so that a bridge restarted on it after a crash still recognises what its senders resend. Its
 /// commits are not synced to disk (`synchronous=NORMAL`): they survive the bridge's process
 /// dying, not the machine losing power.
@@ -215,7 +215,7 @@ public final class FeedbackStore: BridgeStorage {
     /// deletes the entries stored that long ago or longer.
     ///
     /// - Throws: ``LegacyAPNsError`` (`.fileError`): none of them is stored then.
-    public func apply(_ changes: [BridgeResendMemory.Change], expiring: Duration? = nil) throws {
+    public func commit(_ changes: [BridgeWindowChange], expiring: Duration?) throws {
         try checkOpen()
         guard !changes.isEmpty || expiring != nil else { return }
         let now = Host.unixTime()
@@ -226,6 +226,8 @@ public final class FeedbackStore: BridgeStorage {
             }
             try transaction {
                 for change in changes {
+                    // Claims are a fleet's: one bridge on its own file never makes any.
+                    guard case .memory(let change) = change else { continue }
                     switch change {
                     case .stored(let key, let verdict):
                         try bindWindowKey(windowUpsert, key)

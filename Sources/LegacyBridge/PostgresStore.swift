@@ -20,9 +20,11 @@ internal import CLibPQ
 /// - Feedback: a reader claims tuples (`claimed_until`, one minute) with `FOR UPDATE SKIP
 ///   LOCKED`, so two bridges' readers never get the same tuple; a tuple written completely is
 ///   deleted, one given back (or whose reader vanished) is served again once the claim lapses.
-/// - The resend memory: one row per remembered notification, with the bridge that owns it and
-///   when; every bridge says it is alive in `legacy_push.bridges` every second or so, and the
-///   pending entries of a bridge silent for ``ownerTimeout`` are orphaned.
+/// - The window: one row per notification a bridge claimed before forwarding it (`claim`, for
+///   ``claimLifetime`` once it has its verdict) or its resend memory remembered (for the memory's
+///   lifetime), with the bridge that owns it and when; every bridge says it is alive in
+///   `legacy_push.bridges` every second or so, and the pending rows of a bridge silent for
+///   ``ownerTimeout`` are taken over by the next bridge that claims them (as possible duplicates).
 ///
 /// Not `Sendable`: one thread uses it (the bridge's store thread).
 public final class PostgresStore: BridgeStorage {
@@ -33,8 +35,15 @@ public final class PostgresStore: BridgeStorage {
     private let connectionString: String
     private var connection: OpaquePointer?
 
-    /// The schema this release writes.
-    public static let schemaVersion = 1
+    /// The schema this release writes (1: feedback, window, bridges; 2: the window's `claim`
+    /// column). An older one is migrated at start, a newer one refused.
+    public static let schemaVersion = 2
+    /// How long a claimed notification's verdict answers a resend, at any bridge of the fleet.
+    public let claimLifetime: Duration
+    /// The default ``claimLifetime``: far longer than a sender takes to reconnect and resend
+    /// (milliseconds to seconds), short enough that a sender repeating the same notification on
+    /// purpose a minute later is not answered from the window.
+    public static let defaultClaimLifetime: Duration = .seconds(60)
     /// A bridge that has not said it is alive for this long is taken for dead.
     public static let ownerTimeout: Duration = .seconds(3)
     /// How long a feedback reader's claim on tuples lasts.
@@ -45,8 +54,9 @@ public final class PostgresStore: BridgeStorage {
     /// - Throws: ``LegacyAPNsError``: `.connectionFailed` when the database cannot be reached or
     ///   refuses the login (the message is libpq's), `.fileError` when the schema is newer than
     ///   this release or cannot be created.
-    public init(connection: String) throws {
+    public init(connection: String, claimLifetime: Duration = PostgresStore.defaultClaimLifetime) throws {
         self.connectionString = connection
+        self.claimLifetime = claimLifetime
         self.location = Self.redacted(connection)
         var random = SystemRandomNumberGenerator()
         self.instance = "\(Host.name)-\(Host.processID)-\(String(random.next() & 0xFFFF_FFFF, radix: 16))"
@@ -158,64 +168,112 @@ public final class PostgresStore: BridgeStorage {
         return rows.first.flatMap { Int($0[0]) } ?? 0
     }
 
-    /// Commits resend-memory changes in one transaction, in order, each row owned by this bridge.
-    public func apply(_ changes: [BridgeResendMemory.Change], expiring: Duration?) throws {
+    /// Commits window changes in one transaction, in order, each row owned by this bridge: the
+    /// memory's rows (`claim` false) are written whatever was there; a claim's verdict or release
+    /// touches only this bridge's own claim, so a row the memory has taken over since stays its.
+    public func commit(_ changes: [BridgeWindowChange], expiring: Duration?) throws {
         // Runs of one kind, in order (a key stored then forgotten in one batch ends forgotten);
         // within a run of stores the last change of a key wins.
         var index = 0
         var statements: [(String, [String])] = []
         while index < changes.count {
-            if case .forgotten = changes[index] {
-                var identifiers: [String] = []
-                var digests: [String] = []
-                while index < changes.count, case .forgotten(let key) = changes[index] {
-                    identifiers.append(String(key.identifier))
-                    digests.append(Self.hex(key.digest))
+            switch changes[index] {
+            case .memory(.forgotten), .claimReleased:
+                let claims: Bool
+                if case .claimReleased = changes[index] { claims = true } else { claims = false }
+                var keys: [BridgeResendKey] = []
+                while index < changes.count {
+                    if claims, case .claimReleased(let key) = changes[index] {
+                        keys.append(key)
+                    } else if !claims, case .memory(.forgotten(let key)) = changes[index] {
+                        keys.append(key)
+                    } else {
+                        break
+                    }
                     index += 1
                 }
+                keys.sort(by: Self.lockOrder)
                 statements.append(
                     (
                         """
                         DELETE FROM legacy_push.window w USING unnest($1::bigint[], $2::text[]) AS u(i, d)
                         WHERE w.identifier = u.i AND w.digest = decode(u.d, 'hex')
-                        """, [Self.array(identifiers), Self.array(digests)]
+                        """ + (claims ? " AND w.claim AND w.owner = $3" : ""),
+                        Self.keyColumns(keys) + (claims ? [instance] : [])
                     ))
-            } else {
+            case .memory(.stored), .claimSettled:
+                let claims: Bool
+                if case .claimSettled = changes[index] { claims = true } else { claims = false }
                 var latest: [BridgeResendKey: BridgeVerdict?] = [:]
                 var order: [BridgeResendKey] = []
-                while index < changes.count, case .stored(let key, let verdict) = changes[index] {
+                while index < changes.count {
+                    let key: BridgeResendKey
+                    let verdict: BridgeVerdict?
+                    if claims, case .claimSettled(let claimed, let decided) = changes[index] {
+                        (key, verdict) = (claimed, decided)
+                    } else if !claims, case .memory(.stored(let stored, let remembered)) = changes[index] {
+                        (key, verdict) = (stored, remembered)
+                    } else {
+                        break
+                    }
                     if latest.updateValue(verdict, forKey: key) == nil { order.append(key) }
                     index += 1
                 }
-                var columns = [[String]](repeating: [], count: 6)
+                order.sort(by: Self.lockOrder)
+                var columns = [[String]](repeating: [], count: 4)
                 for key in order {
                     let (kind, status, seconds, reason) = Self.encode(latest[key] ?? nil)
-                    columns[0].append(String(key.identifier))
-                    columns[1].append(Self.hex(key.digest))
-                    columns[2].append(String(kind))
-                    columns[3].append(String(status))
-                    columns[4].append(String(seconds))
-                    columns[5].append(reason)
+                    columns[0].append(String(kind))
+                    columns[1].append(String(status))
+                    columns[2].append(String(seconds))
+                    columns[3].append(reason)
                 }
-                statements.append(
-                    (
-                        """
-                        INSERT INTO legacy_push.window (identifier, digest, kind, status, seconds, reason, owner, stored)
-                        SELECT i, decode(d, 'hex'), k, st, s, r, $7, now()
-                        FROM unnest($1::bigint[], $2::text[], $3::smallint[], $4::smallint[], $5::bigint[], $6::text[])
-                            AS u(i, d, k, st, s, r)
-                        ON CONFLICT (identifier, digest) DO UPDATE SET kind = excluded.kind, status = excluded.status,
-                            seconds = excluded.seconds, reason = excluded.reason, owner = excluded.owner,
-                            stored = excluded.stored
-                        """, columns.map(Self.array) + [instance]
-                    ))
+                let values = Self.keyColumns(order) + columns.map(Self.array) + [instance]
+                if claims {
+                    // Written whether or not the claim's row is still there (a resend answered from
+                    // the memory consumed the memory's row: its own answer is what a later copy
+                    // needs), but never over the memory's row or another bridge's claim.
+                    statements.append(
+                        (
+                            """
+                            INSERT INTO legacy_push.window AS w
+                                (identifier, digest, kind, status, seconds, reason, owner, stored, claim)
+                            SELECT i, decode(d, 'hex'), k, st, s, r, $7, now(), true
+                            FROM unnest($1::bigint[], $2::text[], $3::smallint[], $4::smallint[], $5::bigint[],
+                                $6::text[]) AS u(i, d, k, st, s, r)
+                            ON CONFLICT (identifier, digest) DO UPDATE SET kind = excluded.kind,
+                                status = excluded.status, seconds = excluded.seconds, reason = excluded.reason,
+                                stored = excluded.stored
+                            WHERE w.claim AND w.owner = excluded.owner
+                            """, values
+                        ))
+                } else {
+                    statements.append(
+                        (
+                            """
+                            INSERT INTO legacy_push.window
+                                (identifier, digest, kind, status, seconds, reason, owner, stored, claim)
+                            SELECT i, decode(d, 'hex'), k, st, s, r, $7, now(), false
+                            FROM unnest($1::bigint[], $2::text[], $3::smallint[], $4::smallint[], $5::bigint[],
+                                $6::text[]) AS u(i, d, k, st, s, r)
+                            ON CONFLICT (identifier, digest) DO UPDATE SET kind = excluded.kind,
+                                status = excluded.status, seconds = excluded.seconds, reason = excluded.reason,
+                                owner = excluded.owner, stored = excluded.stored, claim = false
+                            """, values
+                        ))
+                }
             }
         }
         if let expiring {
+            // The memory's rows past its lifetime; settled claims past theirs (a pending claim is
+            // judged by its owner's heartbeat, not by its age).
             statements.append(
                 (
-                    "DELETE FROM legacy_push.window WHERE stored <= now() - make_interval(secs => $1)",
-                    [String(expiring.components.seconds)]
+                    """
+                    DELETE FROM legacy_push.window WHERE stored <= now() - make_interval(secs => $1)
+                        OR (claim AND kind <> 0 AND stored <= now() - make_interval(secs => $2))
+                    """,
+                    [String(expiring.components.seconds), String(claimLifetime.components.seconds)]
                 ))
         }
         guard !statements.isEmpty else { return }
@@ -226,37 +284,81 @@ public final class PostgresStore: BridgeStorage {
         }
     }
 
+    /// The order in which statements touch window rows.
+    private static func lockOrder(_ a: BridgeResendKey, _ b: BridgeResendKey) -> Bool {
+        (a.identifier, a.digest) < (b.identifier, b.digest)
+    }
+
+    /// Identifiers and hex digests of `keys`, as two array parameters.
+    private static func keyColumns(_ keys: [BridgeResendKey]) -> [String] {
+        [array(keys.map { String($0.identifier) }), array(keys.map { hex($0.digest) })]
+    }
+
     /// A bridge restarted on a shared store starts empty: it asks the store about every frame
-    /// its memory does not know (``lookUp(_:lifetime:)``), which covers its own earlier entries.
+    /// its memory does not know (``claim(_:lifetime:)``), which covers its own earlier entries.
     public func resendWindow(lifetime: Duration, capacity: Int) throws -> [BridgeResendMemory.Record] { [] }
 
-    /// What the shared memory holds of `keys`, younger than `lifetime`: verdicts, pending entries of
-    /// live owners, orphaned ones of silent owners.
-    public func lookUp(_ keys: [BridgeResendKey], lifetime: Duration) throws -> [BridgeResendKey: SharedWindowEntry]? {
+    /// Claims `keys` for this bridge, in one statement (see ``BridgeStorage/claim(_:lifetime:)``):
+    /// `INSERT ... ON CONFLICT DO UPDATE ... WHERE` takes the keys no row holds, rows past their
+    /// lifetime (`lifetime` for the memory's, ``claimLifetime`` for claims) and pending rows of
+    /// bridges silent for ``ownerTimeout``; what it did not take is read from the statement's
+    /// snapshot. A key another bridge inserted in the same instant is in neither: the caller asks
+    /// again.
+    public func claim(_ keys: [BridgeResendKey], lifetime: Duration) throws -> [BridgeResendKey: SharedWindowEntry]? {
         guard !keys.isEmpty else { return [:] }
+        var unique: [BridgeResendKey] = []
+        var seen = Set<BridgeResendKey>()
+        for key in keys where seen.insert(key).inserted { unique.append(key) }  // one row, one update
+        // Every bridge locks rows in one order (fewer deadlocks between them; one that happens
+        // anyway is run again).
+        unique.sort(by: Self.lockOrder)
         let rows = try query(
             """
-            SELECT w.identifier, encode(w.digest, 'hex'), w.kind, w.status, w.seconds, w.reason,
-                coalesce(b.seen > now() - make_interval(secs => $4), false)
-            FROM unnest($1::bigint[], $2::text[]) AS u(i, d)
-            JOIN legacy_push.window w ON w.identifier = u.i AND w.digest = decode(u.d, 'hex')
-            LEFT JOIN legacy_push.bridges b ON b.name = w.owner
-            WHERE w.stored > now() - make_interval(secs => $3)
+            WITH u AS (SELECT i, decode(d, 'hex') AS d FROM unnest($1::bigint[], $2::text[]) AS u(i, d)),
+            known AS (
+                SELECT w.identifier, w.digest, w.kind, w.status, w.seconds, w.reason,
+                    coalesce(b.seen > now() - make_interval(secs => $5::float8), false) AS alive
+                FROM u JOIN legacy_push.window w ON w.identifier = u.i AND w.digest = u.d
+                LEFT JOIN legacy_push.bridges b ON b.name = w.owner),
+            won AS (
+                INSERT INTO legacy_push.window AS w
+                    (identifier, digest, kind, status, seconds, reason, owner, stored, claim)
+                SELECT i, d, 0, 0, 0, '', $6, now(), true FROM u
+                ON CONFLICT (identifier, digest) DO UPDATE SET kind = 0, status = 0, seconds = 0, reason = '',
+                    owner = excluded.owner, stored = excluded.stored, claim = true
+                WHERE w.stored <= now() - make_interval(secs => CASE WHEN w.claim THEN $4::float8 ELSE $3::float8 END)
+                    OR (w.kind = 0 AND NOT coalesce(
+                        (SELECT b.seen > now() - make_interval(secs => $5::float8) FROM legacy_push.bridges b
+                         WHERE b.name = w.owner), false))
+                RETURNING w.identifier, w.digest)
+            SELECT k.identifier, encode(k.digest, 'hex'), k.kind, k.status, k.seconds, k.reason, k.alive,
+                won.identifier IS NOT NULL
+            FROM known k LEFT JOIN won ON won.identifier = k.identifier AND won.digest = k.digest
+            UNION ALL
+            SELECT won.identifier, encode(won.digest, 'hex'), -1, 0, 0, '', true, true FROM won
+            WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.identifier = won.identifier AND k.digest = won.digest)
             """,
-            [
-                Self.array(keys.map { String($0.identifier) }), Self.array(keys.map { Self.hex($0.digest) }),
-                String(lifetime.components.seconds), String(Self.ownerTimeout.components.seconds),
-            ], what: "look up the resend memory")
+            Self.keyColumns(unique) + [
+                String(lifetime.components.seconds), String(claimLifetime.components.seconds),
+                String(Self.ownerTimeout.components.seconds), instance,
+            ], what: "claim in the resend window")
         var found: [BridgeResendKey: SharedWindowEntry] = [:]
         for row in rows {
             guard let identifier = UInt32(row[0]), let digest = UInt128(row[1], radix: 16),
                 let kind = Int(row[2]), let status = UInt8(row[3]), let seconds = UInt32(row[4])
             else { continue }
             let key = BridgeResendKey(identifier: identifier, digest: digest)
-            if let verdict = Self.decode(kind: kind, status: status, seconds: seconds, reason: row[5]) {
+            let won = row[7] == "t"
+            switch (won, kind) {
+            case (true, -1): found[key] = .claimed  // no row held it
+            case (true, 0): found[key] = .orphaned  // a pending copy taken over: it may have gone out
+            case (true, _): found[key] = .claimed  // a verdict past its lifetime
+            case (false, 0): found[key] = .pending  // at a bridge that is alive
+            case (false, _):
+                guard let verdict = Self.decode(kind: kind, status: status, seconds: seconds, reason: row[5]) else {
+                    continue
+                }
                 found[key] = .settled(verdict)
-            } else {
-                found[key] = row[6] == "t" ? .pending : .orphaned
             }
         }
         return found
@@ -295,24 +397,34 @@ public final class PostgresStore: BridgeStorage {
                         + "to \(Self.schemaVersion))")
             }
             guard version < Self.schemaVersion else { return }
-            try self.run(
-                """
-                CREATE TABLE legacy_push.feedback (
-                    topic text NOT NULL, token bytea NOT NULL, seconds bigint NOT NULL,
-                    claimed_until timestamptz, PRIMARY KEY (topic, token))
-                """, [])
-            try self.run(
-                """
-                CREATE TABLE legacy_push.window (
-                    identifier bigint NOT NULL, digest bytea NOT NULL, kind smallint NOT NULL,
-                    status smallint NOT NULL, seconds bigint NOT NULL, reason text NOT NULL,
-                    owner text NOT NULL, stored timestamptz NOT NULL, PRIMARY KEY (identifier, digest))
-                """, [])
-            try self.run("CREATE INDEX window_stored ON legacy_push.window (stored)", [])
-            try self.run("CREATE TABLE legacy_push.bridges (name text PRIMARY KEY, seen timestamptz NOT NULL)", [])
+            if version < 1 { try self.createVersion1() }
+            if version < 2 {
+                // 2: claims before forwarding; the memory's rows are not claims.
+                try self.run(
+                    "ALTER TABLE legacy_push.window ADD COLUMN claim boolean NOT NULL DEFAULT false", [])
+            }
             try self.run("DELETE FROM legacy_push.schema_version", [])
             try self.run("INSERT INTO legacy_push.schema_version VALUES ($1)", [String(Self.schemaVersion)])
         }
+    }
+
+    /// The schema of version 1, the first release with a fleet.
+    private func createVersion1() throws {
+        try self.run(
+            """
+            CREATE TABLE legacy_push.feedback (
+                topic text NOT NULL, token bytea NOT NULL, seconds bigint NOT NULL,
+                claimed_until timestamptz, PRIMARY KEY (topic, token))
+            """, [])
+        try self.run(
+            """
+            CREATE TABLE legacy_push.window (
+                identifier bigint NOT NULL, digest bytea NOT NULL, kind smallint NOT NULL,
+                status smallint NOT NULL, seconds bigint NOT NULL, reason text NOT NULL,
+                owner text NOT NULL, stored timestamptz NOT NULL, PRIMARY KEY (identifier, digest))
+            """, [])
+        try self.run("CREATE INDEX window_stored ON legacy_push.window (stored)", [])
+        try self.run("CREATE TABLE legacy_push.bridges (name text PRIMARY KEY, seen timestamptz NOT NULL)", [])
     }
 
     // MARK: - Verdicts as columns
@@ -361,7 +473,16 @@ public final class PostgresStore: BridgeStorage {
     private struct Failure: Error {
         var code: LegacyAPNsError.Code
         var message: String
+        /// PostgreSQL's SQLSTATE, when the server gave one.
+        var sqlState = ""
+
+        /// Two bridges' statements locked the same window rows in different orders and the
+        /// server aborted this one (40P01), or a serialization failure (40001): run it again.
+        var isWorthRetrying: Bool { sqlState == "40P01" || sqlState == "40001" }
     }
+
+    /// How often a statement (or transaction) the server aborted for a deadlock is run again.
+    static let retriesAfterDeadlock = 5
 
     private func connect() throws {
         close()
@@ -402,18 +523,24 @@ public final class PostgresStore: BridgeStorage {
     /// Runs `body` in a transaction: committed, or rolled back when it throws. A broken connection
     /// is reset first.
     private func transaction(what: String, _ body: () throws -> Void) throws {
-        do {
-            try ensureConnected()
-            try run("BEGIN", [])
+        var attempt = 0
+        while true {
             do {
-                try body()
-                try run("COMMIT", [])
-            } catch {
-                _ = try? run("ROLLBACK", [])
-                throw error
+                try ensureConnected()
+                try run("BEGIN", [])
+                do {
+                    try body()
+                    try run("COMMIT", [])
+                } catch {
+                    _ = try? run("ROLLBACK", [])
+                    throw error
+                }
+                return
+            } catch let failure as Failure {
+                attempt += 1
+                if failure.isWorthRetrying, attempt <= Self.retriesAfterDeadlock { continue }
+                throw LegacyAPNsError(failure.code, "cannot \(what) in \(location): \(failure.message)")
             }
-        } catch let failure as Failure {
-            throw LegacyAPNsError(failure.code, "cannot \(what) in \(location): \(failure.message)")
         }
     }
 
@@ -422,11 +549,16 @@ public final class PostgresStore: BridgeStorage {
     }
 
     private func query(_ sql: String, _ parameters: [String], what: String) throws -> [[String]] {
-        do {
-            try ensureConnected()
-            return try rows(sql, parameters)
-        } catch let failure as Failure {
-            throw LegacyAPNsError(failure.code, "cannot \(what) in \(location): \(failure.message)")
+        var attempt = 0
+        while true {
+            do {
+                try ensureConnected()
+                return try rows(sql, parameters)
+            } catch let failure as Failure {
+                attempt += 1
+                if failure.isWorthRetrying, attempt <= Self.retriesAfterDeadlock { continue }
+                throw LegacyAPNsError(failure.code, "cannot \(what) in \(location): \(failure.message)")
+            }
         }
     }
 
@@ -455,7 +587,8 @@ public final class PostgresStore: BridgeStorage {
             let message = result.flatMap { PQresultErrorMessage($0) }.map { String(cString: $0) } ?? ""
             let first = message.split(separator: "\n").first.map(String.init) ?? lastMessage()
             let code: LegacyAPNsError.Code = PQstatus(connection) == CONNECTION_OK ? .fileError : .connectionFailed
-            throw Failure(code: code, message: first.isEmpty ? lastMessage() : first)
+            let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+            throw Failure(code: code, message: first.isEmpty ? lastMessage() : first, sqlState: state ?? "")
         }
         var rows: [[String]] = []
         let count = PQntuples(result)

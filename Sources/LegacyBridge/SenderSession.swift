@@ -37,8 +37,16 @@ final class SenderSession: @unchecked Sendable {
     private var remembered: [Bool] = []
     /// What one read admitted (the session thread's, kept for its capacity).
     private var admissions: [BridgeSenderState.Admission] = []
+    /// The sender certificate's fingerprint and topic, set once at the handshake (the session
+    /// thread's, read again when an idle connection resumes on a new thread).
+    private var fingerprint: [UInt8] = []
+    private var certificateTopic: String?
     /// The requests one read sends upstream (the session thread's, kept for its capacity).
     private var forwarding: [(request: ProviderRequest, tag: UInt64)] = []
+    /// What one read claimed in a fleet's shared store (the session thread's): fresh claims, and
+    /// pending copies of silent bridges taken over (forwarded as possible duplicates).
+    private var claimed = Set<BridgeResendKey>()
+    private var orphaned = Set<BridgeResendKey>()
 
     /// Everything the session thread and the upstream threads share.
     private struct State {
@@ -113,7 +121,11 @@ final class SenderSession: @unchecked Sendable {
     func evict() {
         state.withLock { $0.evictRequested = true }
         wake.signal()
+        core.idleSenders?.wake()
     }
+
+    /// Whether ``evict()`` was asked (the parker of idle connections looks).
+    var isEvictionRequested: Bool { state.withLock { $0.evictRequested } }
 
     // MARK: - Verdicts (upstream threads)
 
@@ -123,9 +135,11 @@ final class SenderSession: @unchecked Sendable {
     /// `possibleDuplicate`: upstream sent it again after an attempt that may have been delivered.
     func settle(tag: UInt64, verdict: BridgeVerdict, fromMemory: Bool = false, possibleDuplicate: Bool = false) {
         let sequence = tag & 0xFFFF_FFFF
+        let shared = core.store.isShared
         let (aftermath, wakeThread, finished, item):
             (BridgeSenderMachine.Aftermath, Bool, Bool, BridgeSenderMachine.Item?) = state.withLock { state in
-                let item = fromMemory || possibleDuplicate ? state.sender.machine.item(sequence: sequence) : nil
+                let item =
+                    fromMemory || possibleDuplicate || shared ? state.sender.machine.item(sequence: sequence) : nil
                 let aftermath = state.sender.settle(sequence: sequence, verdict: verdict)
                 // An answer due wakes the thread wherever it waits: a sender that has stopped
                 // writing leaves it waiting on the socket, not for verdicts, and its error
@@ -133,6 +147,18 @@ final class SenderSession: @unchecked Sendable {
                 let due = !state.threadEnded && state.sender.machine.hasActionDue
                 return (aftermath, due || (state.waitingForVerdicts && state.worthWaking), state.isFinished, item)
             }
+        if shared, let item {
+            // A fleet's claim gets its verdict (any bridge answers a resend with it), or is given
+            // up when nothing was decided; queued before the memory hears of it, so that what
+            // the memory writes for the same notification comes after. A resend answered from
+            // the memory gets its verdict written too: the memory's entry is used up, and if this
+            // bridge dies before the sender hears, its next copy must still find it.
+            if case .unavailable = verdict {
+                if !fromMemory { core.store.claim(.claimReleased(item.key)) }
+            } else {
+                core.store.claim(.claimSettled(item.key, verdict: verdict))
+            }
+        }
         if let item {
             if fromMemory, verdict.isSuccess {
                 core.emit(.acknowledgedResend(connection: connection, identifier: item.identifier))
@@ -188,7 +214,9 @@ final class SenderSession: @unchecked Sendable {
     // MARK: - The session thread
 
     /// Serves the sender until the answer, its disconnect, an idle timeout or the bridge's stop.
-    func run(_ socket: Socket) {
+    /// Returns true when the connection went to the parker of idle connections instead
+    /// (``IdleSenders``: it is still open, and ``resume(_:)`` serves it again).
+    func run(_ socket: Socket) -> Bool {
         // Without routes the pool is known before the handshake; with them, only after it.
         let single = core.singleRoute
         if let single, single.upstream.readiness(timeout: core.configuration.handshakeTimeout.inSeconds) != nil {
@@ -198,11 +226,11 @@ final class SenderSession: @unchecked Sendable {
             handshake.finish()
             socket.close()
             end(reason: nil)
-            return
+            return false
         }
         guard let session = core.acceptSender(socket, client: client, pending: handshake) else {
             end(reason: nil)
-            return
+            return false
         }
         let certificate = session.peerCertificate
         let fingerprint = certificate?.sha256Fingerprint ?? []
@@ -210,7 +238,7 @@ final class SenderSession: @unchecked Sendable {
         guard let chosen = single ?? chosenRoute(certificate, identity: identity, fingerprint: fingerprint, session)
         else {
             end(reason: nil)
-            return
+            return false
         }
         route = chosen
         core.attach(chosen)
@@ -225,8 +253,40 @@ final class SenderSession: @unchecked Sendable {
         core.emit(
             .senderConnected(
                 connection: connection, client: client, subject: identity.subject ?? "(none)", topic: senderTopic))
-        let reason = serve(session, fingerprint: fingerprint, senderTopic: identity.topic)
-        end(reason: reason)
+        self.fingerprint = fingerprint
+        self.certificateTopic = identity.topic
+        return finish(serve(session, lastActivity: Monotonic.now(), parkable: core.idleSenders != nil), on: session)
+    }
+
+    /// Serves a parked connection again, on a new thread (there is something to do: bytes, an
+    /// eviction, the idle timeout, the bridge stopping). True when it was parked again.
+    func resume(_ parked: IdleSenders.Parked) -> Bool {
+        finish(serve(parked.transport, lastActivity: parked.lastActivity, parkable: true), on: parked.transport)
+    }
+
+    /// How a turn of ``serve(_:lastActivity:parkable:)`` ended: the connection is over, or idle.
+    private enum ServeOutcome {
+        case ended(String)
+        /// Nothing in flight, nothing buffered, nothing from the sender since `lastActivity`.
+        case idle(lastActivity: Double)
+    }
+
+    /// Ends the session, or parks its idle connection (true): its TLS buffers freed, the thread
+    /// let go. Once the parker has ended (the bridge stopped) the thread serves on.
+    private func finish(_ outcome: ServeOutcome, on session: TLSSession) -> Bool {
+        switch outcome {
+        case .ended(let reason):
+            end(reason: reason)
+            return false
+        case .idle(let lastActivity):
+            session.releaseBuffers()
+            if let parker = core.idleSenders,
+                parker.park(IdleSenders.Parked(session: self, transport: session, lastActivity: lastActivity))
+            {
+                return true
+            }
+            return finish(serve(session, lastActivity: lastActivity, parkable: false), on: session)
+        }
     }
 
     /// The first route that takes the sender, once its pool can deliver; nil when none takes it
@@ -274,9 +334,13 @@ final class SenderSession: @unchecked Sendable {
     }
 
     /// The read loop over the sender's `Transport` (the TLS session, once its handshake is done and
-    /// its route chosen); returns why it ended.
-    private func serve(_ session: any Transport, fingerprint: [UInt8], senderTopic: String?) -> String {
+    /// its route chosen); returns why it ended, or, when `parkable`, that the connection is idle
+    /// (``Bridge/Configuration/parkAfter``).
+    private func serve(_ session: any Transport, lastActivity idleSince: Double, parkable: Bool) -> ServeOutcome {
         let configuration = core.configuration
+        let fingerprint = self.fingerprint
+        let senderTopic = certificateTopic
+        let parkAfter = configuration.parkAfter?.inSeconds ?? .infinity
         var decoder = FrameDecoder(
             configuration: .init(
                 maximumPayloadSize: Self.maximumPayloadSize, acceptsNotifications: true, acceptsErrorResponses: false))
@@ -285,7 +349,7 @@ final class SenderSession: @unchecked Sendable {
         let digest = ContentDigest()
         var frames: [BridgeSenderState.Frame] = []
         frames.reserveCapacity(256)
-        var lastActivity = Monotonic.now()
+        var lastActivity = idleSince
         var partialSince: Double?
         var stopDeadline: Double?
         var mayHaveFrames = false
@@ -314,10 +378,10 @@ final class SenderSession: @unchecked Sendable {
                                 + "\(Int(BridgeStore.windowWait)) s; answering anyway (a crash before it commits "
                                 + "could deliver a resend twice)"))
                 }
-                return deliver(answer, on: session)
+                return .ended(deliver(answer, on: session))
             case .finished:
                 session.closeGently(drainTimeout: 0.5)
-                return "closed"
+                return .ended("closed")
             case .none:
                 break
             }
@@ -341,7 +405,7 @@ final class SenderSession: @unchecked Sendable {
                 let (ended, filled) = admit(
                     from: &decoder, room: room, into: &frames, digest: digest, fingerprint: fingerprint,
                     senderTopic: senderTopic)
-                if let ended { return ended }
+                if let ended { return .ended(ended) }
                 mayHaveFrames = filled
                 if !filled, readAll, let doomed = decoder.pendingFailure {
                     // The sender paused inside a frame that no bytes can make valid (an item frame
@@ -370,6 +434,17 @@ final class SenderSession: @unchecked Sendable {
                 if partialSince != nil { partialSince = Monotonic.now() }
                 continue
             }
+            if parkable, readAll, admitting, !mayHaveFrames, decoder.bufferedByteCount == 0, stopDeadline == nil,
+                !core.isStopping, case let idle = Monotonic.now() - lastActivity, idle >= parkAfter,
+                idle < configuration.idleTimeout.inSeconds,
+                state.withLock({ state in
+                    !state.evictRequested && state.sender.machine.outstanding == 0 && !state.sender.machine.hasActionDue
+                })
+            {
+                // Idle: the connection waits without a thread (``IdleSenders``) until it has
+                // something to do.
+                return .idle(lastActivity: lastActivity)
+            }
             _ = session.wait(for: .readable, timeout: 0.5, wake: wake)
 
             // 5. Read what arrived (bytes after a failure are read and dropped: they no longer count).
@@ -387,26 +462,28 @@ final class SenderSession: @unchecked Sendable {
                     readAll = true
                     break reading
                 case .closed:
-                    return senderLeft("the sender closed the connection", session)
+                    return .ended(senderLeft("the sender closed the connection", session))
                 case .failed(let error):
-                    return senderLeft(error.reason, session)
+                    return .ended(senderLeft(error.reason, session))
                 }
             }
             let afterRead = Monotonic.now()
             if gotData { lastActivity = afterRead }
             if state.withLock({ $0.evictRequested }) {
-                return senderLeft(
-                    "closed to make room for a new sender (idle, nothing in flight)", session, closing: true)
+                return .ended(
+                    senderLeft(
+                        "closed to make room for a new sender (idle, nothing in flight)", session, closing: true))
             }
             if let partialSince, afterRead - partialSince > configuration.frameTimeout.inSeconds {
                 // A sender trickling a frame cannot hold its slot.
-                return senderLeft(
-                    "no complete frame within \(configuration.frameTimeout) (\(decoder.bufferedByteCount) bytes "
-                        + "pending)", session, closing: true)
+                return .ended(
+                    senderLeft(
+                        "no complete frame within \(configuration.frameTimeout) (\(decoder.bufferedByteCount) bytes "
+                            + "pending)", session, closing: true))
             } else if !gotData, state.withLock({ $0.sender.machine.outstanding == 0 }),
                 afterRead - lastActivity > configuration.idleTimeout.inSeconds
             {
-                return senderLeft("idle for \(configuration.idleTimeout)", session, closing: true)
+                return .ended(senderLeft("idle for \(configuration.idleTimeout)", session, closing: true))
             }
         }
     }
@@ -495,13 +572,20 @@ final class SenderSession: @unchecked Sendable {
             switch admission {
             case .dropped:
                 dropped += 1
+                releaseClaim(frames[index].key)
             case .refused(_, let refusal):
                 refused += 1
+                releaseClaim(frames[index].key)
                 core.emit(
                     .rejected(
                         connection: connection, identifier: notification.identifier ?? 0, token: notification.token,
                         status: refusal.status, reason: refusal.reason))
             case .answered(_, let verdict):
+                // Answered from the memory (which let its entry go): written for a later copy,
+                // should this bridge die before the sender hears (see ``settle``).
+                if core.store.isShared, verdict.isDecided {
+                    core.store.claim(.claimSettled(frames[index].key, verdict: verdict))
+                }
                 guard verdict.isSuccess else { continue }
                 acknowledged += 1
                 core.emit(.acknowledgedResend(connection: connection, identifier: notification.identifier ?? 0))
@@ -512,7 +596,7 @@ final class SenderSession: @unchecked Sendable {
                     tag: tag(sequence),
                     verdict: .unavailable(reason: "the shared store cannot be asked: \(storeUnreachable!.reason)"))
             case .forwarded(let sequence, let request, let possibleDuplicate):
-                if possibleDuplicate {
+                if possibleDuplicate || orphaned.contains(frames[index].key) {
                     // Its earlier copy was upstream when a bridge on this store stopped.
                     duplicates += 1
                     core.emit(
@@ -535,23 +619,32 @@ final class SenderSession: @unchecked Sendable {
         return (nil, filledRoom)
     }
 
+    /// Gives up this read's claim on `key` (the frame is not forwarded).
+    private func releaseClaim(_ key: BridgeResendKey) {
+        if claimed.remove(key) != nil || orphaned.remove(key) != nil { core.store.claim(.claimReleased(key)) }
+    }
+
     /// How long a resend waits for the verdict of its earlier copy, still upstream at another
     /// bridge of the fleet, before it is sent as a possible duplicate.
     static let sharedPendingWait = PostgresStore.ownerTimeout.inSeconds
 
-    /// Asks the shared store about the frames this bridge's memory does not know, and puts what
-    /// it knows into the memory (a verdict, or orphaned). A frame whose earlier copy is still
-    /// upstream at a bridge that is alive waits for that verdict (asked again every millisecond, up to
-    /// ``sharedPendingWait``, then taken for orphaned). Returns why the store could not be asked,
-    /// if it could not.
+    /// Claims in the shared store the frames this bridge's memory does not know, before any is
+    /// forwarded (one statement per read, shared with the sessions asking at the same moment),
+    /// and puts what the store knows of the others into the memory (a verdict). A frame whose
+    /// earlier copy is still upstream at a bridge that is alive waits for that verdict (asked
+    /// again every millisecond, up to ``sharedPendingWait``, then sent as a possible duplicate);
+    /// one whose copy was pending at a bridge gone silent is taken over and sent as a possible
+    /// duplicate. Returns why the store could not be asked, if it could not.
     private func learnFromSharedStore(_ frames: [BridgeSenderState.Frame], known: Bool) -> LegacyAPNsError? {
+        claimed.removeAll(keepingCapacity: true)
+        orphaned.removeAll(keepingCapacity: true)
         var keys: [BridgeResendKey] = []
         for (index, frame) in frames.enumerated() where !(known && remembered[index]) { keys.append(frame.key) }
         let deadline = Monotonic.now() + Self.sharedPendingWait
         var learned: [BridgeResendMemory.Record] = []
         while !keys.isEmpty {
             let found: [BridgeResendKey: SharedWindowEntry]
-            let (result, firstFailure) = core.store.lookUp(keys)
+            let (result, firstFailure) = core.store.claim(keys)
             switch result {
             case .failure(let error):
                 if firstFailure {
@@ -560,16 +653,21 @@ final class SenderSession: @unchecked Sendable {
                             reason: "the shared resend memory cannot be asked (senders get status 10 for what is "
                                 + "not known here until it answers again): \(error.reason)"))
                 }
+                // What an earlier round claimed is not forwarded now: given back.
+                for key in claimed.union(orphaned) { core.store.claim(.claimReleased(key)) }
+                claimed.removeAll(keepingCapacity: true)
+                orphaned.removeAll(keepingCapacity: true)
                 return error
             case .success(let answer):
                 found = answer ?? [:]
             }
             var waiting: [BridgeResendKey] = []
-            for (key, entry) in found {
-                switch entry {
-                case .settled(let verdict): learned.append(.init(key: key, verdict: verdict, age: .zero))
-                case .orphaned: learned.append(.init(key: key, verdict: nil, age: .zero))
-                case .pending: waiting.append(key)
+            for key in keys {
+                switch found[key] {
+                case .claimed?: claimed.insert(key)
+                case .orphaned?: orphaned.insert(key)
+                case .settled(let verdict)?: learned.append(.init(key: key, verdict: verdict, age: .zero))
+                case .pending?, nil: waiting.append(key)  // nil: claimed elsewhere this instant
                 }
             }
             keys = waiting

@@ -23,6 +23,11 @@ public enum BridgeVerdict: Hashable, Sendable {
         }
     }
 
+    /// False for ``unavailable(reason:)``: nothing was decided upstream.
+    public var isDecided: Bool {
+        if case .unavailable = self { false } else { true }
+    }
+
     /// The verdict for an HTTP/2 rejection.
     ///
     /// | HTTP/2 | binary |

@@ -367,6 +367,12 @@ package final class TLSSession: Transport {
         socket.close()
     }
 
+    /// Frees the session's read and write buffers (about 34 KB with read-ahead) while nothing
+    /// is buffered, for a connection that is about to sit idle; OpenSSL allocates them again at
+    /// the next read or write. False when they are in use (then they stay).
+    @discardableResult
+    package func releaseBuffers() -> Bool { SSL_free_buffers(ssl) == 1 }
+
     /// The first half of ``closeGently(drainTimeout:)``, for event loops that cannot wait:
     /// close_notify and FIN. The owner then discards what still arrives
     /// (``Socket/discardAvailable()``) until the peer closes or its drain deadline passes, then

@@ -82,6 +82,12 @@ enum BridgeCommand {
         static let drainTimeout = Option<Duration>.seconds(
             "drain-timeout", help: "On Ctrl-C or SIGTERM: time the notifications in flight get to reach a verdict.",
             default: .seconds(10))
+        static let claimLifetime = Option<Duration>.seconds(
+            "claim-lifetime",
+            help: "With a PostgreSQL --store: how long the verdict of a notification a bridge of the fleet "
+                + "delivered answers a resend of it at any bridge (longer than a sender takes to reconnect and "
+                + "resend; the same notification sent again on purpose within it is answered, not delivered).",
+            default: .seconds(60))
         static let tlsMaximum = Option<TLSConfiguration.Version>.choice(
             "tls-max", help: "Newest TLS version offered to senders (Apple's gateway spoke 1.2).",
             ["1.2": .tls12, "1.3": .tls13], default: .tls12)
@@ -161,7 +167,7 @@ enum BridgeCommand {
                 Options.upstreamCAFile.spec, SendCommand.HTTP2Options.authKey.spec, SendCommand.HTTP2Options.keyID.spec,
                 SendCommand.HTTP2Options.teamID.spec, Options.upstreamCertificate.spec, Options.upstreamKey.spec,
                 Options.routes.spec, Options.topic.spec, Options.store.spec, Options.sessionTicketKey.spec,
-                Options.window.spec,
+                Options.claimLifetime.spec, Options.window.spec,
                 Options.strictOrder.spec,
                 Options.upstreamConnections.spec, Options.maximumConnections.spec, Options.idleTimeout.spec,
                 Options.drainTimeout.spec, Options.tlsMaximum.spec, ProxyOptions.url.spec, MetricsOptions.address.spec,
@@ -247,6 +253,7 @@ enum BridgeCommand {
         configuration.maximumConnections = try arguments.required(Options.maximumConnections)
         configuration.idleTimeout = try arguments.required(Options.idleTimeout)
         configuration.drainTimeout = try arguments.required(Options.drainTimeout)
+        configuration.claimLifetime = try arguments.required(Options.claimLifetime)
         configuration.maximumTLSVersion = try arguments.required(Options.tlsMaximum)
         configuration.sessionTicketKey = try arguments.value(Options.sessionTicketKey).map(Self.sessionTicketKey)
         let log = BridgeLog(console: console, json: json, quiet: quiet)

@@ -55,8 +55,9 @@ import Testing
                 String(database.split(separator: "/").last!), "SELECT count(*) FROM legacy_push.feedback") == "2\n")
     }
 
-    /// What one bridge remembered is what another finds: verdicts, pending entries of a live
-    /// owner, and orphaned ones once the owner has been silent for the owner timeout.
+    /// What one bridge remembered is what another finds when it claims: verdicts, pending entries
+    /// of a live owner; what nobody holds is claimed, once; pending entries of an owner silent
+    /// for the owner timeout are taken over (orphaned).
     @Test func theResendMemoryOfOneBridgeIsFoundByAnother() throws {
         let database = try Self.cluster().database().uri
         let a = try PostgresStore(connection: database)
@@ -71,25 +72,84 @@ import Testing
                 .stored(Self.key(6), verdict: nil), .stored(Self.key(6), verdict: .accepted),
             ], expiring: nil)
         let keys = (1...7).map { Self.key(UInt32($0)) }
-        let found = try #require(try b.lookUp(keys, lifetime: .seconds(600)))
+        let found = try #require(try b.claim(keys, lifetime: .seconds(600)))
         #expect(
             found == [
                 Self.key(1): .settled(.accepted),
                 Self.key(2): .settled(.rejected(.invalidToken, reason: "BadDeviceToken \"quoted\" \\ too")),
                 Self.key(3): .pending, Self.key(4): .settled(.unregistered(seconds: 1_650_000_000)),
-                Self.key(6): .settled(.accepted),
+                Self.key(5): .claimed, Self.key(6): .settled(.accepted), Self.key(7): .claimed,
             ])
-        // A falls silent: its pending entry is orphaned for B.
+        // B's claims are B's: A waits for them, cannot release them, and finds their verdict.
+        #expect(
+            try a.claim([Self.key(5), Self.key(7)], lifetime: .seconds(600)) == [
+                Self.key(5): .pending, Self.key(7): .pending,
+            ])
+        try a.commit([.claimReleased(Self.key(7))], expiring: nil)
+        try b.commit([.claimSettled(Self.key(7), verdict: .accepted), .claimReleased(Self.key(5))], expiring: nil)
+        #expect(
+            try a.claim([Self.key(5), Self.key(7)], lifetime: .seconds(600)) == [
+                Self.key(5): .claimed, Self.key(7): .settled(.accepted),
+            ])
+        // A row the memory wrote after the claim stays the memory's: the claim's verdict leaves it.
+        #expect(try b.claim([Self.key(8)], lifetime: .seconds(600)) == [Self.key(8): .claimed])
+        try b.commit(
+            [.memory(.stored(Self.key(8), verdict: nil)), .claimSettled(Self.key(8), verdict: .accepted)], expiring: nil
+        )
+        #expect(try a.claim([Self.key(8)], lifetime: .seconds(600)) == [Self.key(8): .pending])
+        // A falls silent: its pending entry is taken over by B, as a possible duplicate, once.
         let name = String(database.split(separator: "/").last!)
         try Self.cluster().psql(
             name, "UPDATE legacy_push.bridges SET seen = now() - interval '1 minute' WHERE name = '\(a.instance)'")
-        #expect(try b.lookUp([Self.key(3)], lifetime: .seconds(600)) == [Self.key(3): .orphaned])
-        // B consumed 1 (a resend answered): gone for everyone; entries past the lifetime are not found.
+        #expect(try b.claim([Self.key(3)], lifetime: .seconds(600)) == [Self.key(3): .orphaned])
+        try b.heartbeat()
+        #expect(try a.claim([Self.key(3)], lifetime: .seconds(600)) == [Self.key(3): .pending])
+        // B consumed 1 (a resend answered): gone for everyone, so the next copy is claimed anew;
+        // entries past the lifetime are claimed anew too.
         try b.apply([.forgotten(Self.key(1))], expiring: nil)
-        #expect(try a.lookUp([Self.key(1)], lifetime: .seconds(600)) == [:])
-        #expect(try a.lookUp(keys, lifetime: .zero) == [:])
+        #expect(try a.claim([Self.key(1)], lifetime: .seconds(600)) == [Self.key(1): .claimed])
+        #expect(try a.claim([Self.key(2)], lifetime: .zero) == [Self.key(2): .claimed])
         try a.apply([], expiring: .zero)
         #expect(try Self.cluster().psql(name, "SELECT count(*) FROM legacy_push.window") == "0\n")
+    }
+
+    /// A claim's verdict answers resends for the claims' lifetime only: past it, the next copy is
+    /// claimed anew (a sender repeating a notification on purpose later is delivered again),
+    /// while the memory's entries keep their own, longer lifetime.
+    @Test func aClaimsVerdictLastsItsLifetime() throws {
+        let database = try Self.cluster().database().uri
+        let a = try PostgresStore(connection: database, claimLifetime: .zero)
+        let b = try PostgresStore(connection: database, claimLifetime: .seconds(60))
+        #expect(
+            try a.claim([Self.key(1), Self.key(2)], lifetime: .seconds(600)) == [
+                Self.key(1): .claimed, Self.key(2): .claimed,
+            ])
+        try a.commit(
+            [.claimSettled(Self.key(1), verdict: .accepted), .memory(.stored(Self.key(2), verdict: .accepted))],
+            expiring: nil)
+        #expect(
+            try a.claim([Self.key(1), Self.key(2)], lifetime: .seconds(600)) == [
+                Self.key(1): .claimed, Self.key(2): .settled(.accepted),
+            ])
+        try a.commit([.claimSettled(Self.key(1), verdict: .accepted)], expiring: nil)
+        #expect(try b.claim([Self.key(1)], lifetime: .seconds(600)) == [Self.key(1): .settled(.accepted)])
+    }
+
+    /// A store of schema version 1 (before claims) is migrated at start, its rows kept; the
+    /// version then says 2.
+    @Test func aVersionOneSchemaIsMigrated() throws {
+        let (name, database) = try Self.cluster().database()
+        let first = try PostgresStore(connection: database)
+        try first.apply([.stored(Self.key(1), verdict: .accepted)], expiring: nil)
+        first.close()
+        try Self.cluster().psql(
+            name, "ALTER TABLE legacy_push.window DROP COLUMN claim; UPDATE legacy_push.schema_version SET version = 1")
+        let migrated = try PostgresStore(connection: database)
+        #expect(try Self.cluster().psql(name, "SELECT version FROM legacy_push.schema_version") == "2\n")
+        #expect(
+            try migrated.claim([Self.key(1), Self.key(2)], lifetime: .seconds(600)) == [
+                Self.key(1): .settled(.accepted), Self.key(2): .claimed,
+            ])
     }
 
     /// A database that cannot be reached is one error naming it (without its password); a schema
@@ -205,6 +265,79 @@ import Testing
                     + "\(report.unconfirmed.count) unconfirmed, \(report.resent) resent, "
                     + "\(fixture.events.get().filter { if case .storeFailed = $0 { true } else { false } }.count) "
                     + "store failures logged")
+        }
+    }
+
+    /// The database's disk fills up in the middle of a send: the store's tables live in a
+    /// tablespace on an 8 MiB tmpfs (the server's WAL stays on the big disk, so PostgreSQL
+    /// answers with errors instead of stopping), and a file fills what is left of it. The
+    /// bridge's writes fail (`could not extend file ... No space left on device`); it logs
+    /// that, nothing is lost or delivered twice without a name, and once the file is removed
+    /// the rest goes through without a restart. Needs root (to mount the tmpfs), as the other
+    /// fleet tests need it to run PostgreSQL as `postgres`.
+    @Test(.enabled(if: getuid() == 0, "mounting the small disk needs root"))
+    func aFullDatabaseDiskIsLoggedAndLosesNothing() async throws {
+        let cluster = try PostgresCluster.dedicated()
+        defer { cluster.stop() }
+        let disk = cluster.directory + "-small"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try CLIRunner.runProcess(
+            URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", disk])
+        try #require(mounted.status == 0, "mount -t tmpfs \(disk): \(mounted.stderr)")
+        defer {
+            _ = try? CLIRunner.runProcess(URL(fileURLWithPath: "/bin/umount"), ["-l", disk])
+            try? FileManager.default.removeItem(atPath: disk)
+        }
+        let owner = try #require(getpwnam("postgres"))
+        chown(disk, owner.pointee.pw_uid, owner.pointee.pw_gid)
+        let (database, store) = try cluster.database()
+        try cluster.psql(database, "CREATE TABLESPACE small LOCATION '\(disk)'")
+        try cluster.psql(database, "ALTER DATABASE \(database) SET default_tablespace = small")
+        let filler = disk + "/filler"
+        let count = 6_000
+        try await Self.withBridge(store: store, count: count, seed: 2808) { fixture, bad, configuration in
+            let tables = try cluster.psql(
+                database,
+                "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    + "JOIN pg_tablespace t ON t.oid = c.reltablespace "
+                    + "WHERE n.nspname = 'legacy_push' AND t.spcname = 'small'")
+            #expect(
+                (Int(tables.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0, "no table on the small disk")
+            let client = try PushClient(configuration: configuration)
+            let upstream = try #require(fixture.upstream)
+            let first = await client.send((1...count / 2).map { TestGateway.notification($0) })
+            // What is left of the disk, taken by a file (dd stops at ENOSPC).
+            _ = try CLIRunner.runProcess(
+                URL(fileURLWithPath: "/bin/dd"), ["if=/dev/zero", "of=\(filler)", "bs=64k", "status=none"])
+            let acceptedBefore = upstream.recorder.accepted.count
+            let sending = Task { await client.send((count / 2 + 1...count).map { TestGateway.notification($0) }) }
+            let full = await eventually(within: .seconds(30)) {
+                fixture.events.get().contains {
+                    guard case .storeFailed(let reason) = $0 else { return false }
+                    return reason.contains("No space left") || reason.contains("could not extend")
+                }
+            }
+            let logged = fixture.events.get().compactMap {
+                if case .storeFailed(let reason) = $0 { reason } else { nil }
+            }
+            #expect(full, "no line said the disk is full: \(logged.prefix(3))")
+            let rows = {
+                Int(
+                    ((try? cluster.psql(database, "SELECT count(*) FROM legacy_push.window")) ?? "")
+                        .trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            let rowsWhenFull = try #require(rows(), "the resend window cannot be read")
+            try FileManager.default.removeItem(atPath: filler)
+            let second = await sending.value
+            // The bridge wrote to the database again by itself: the rest went through, and its
+            // memory reached the table again.
+            #expect(upstream.recorder.accepted.count > acceptedBefore)
+            #expect(await eventually(within: .seconds(30)) { (rows() ?? 0) > rowsWhenFull })
+            let report = Self.checkLedger(count: count, fixture: fixture, bad: bad, first, second)
+            print(
+                "full database disk: \(report.accepted) accepted, \(report.rejected.count) rejected, "
+                    + "\(report.unconfirmed.count) unconfirmed, \(report.resent) resent, \(logged.count) store "
+                    + "failures logged (first: \(logged.first ?? "none"))")
         }
     }
 

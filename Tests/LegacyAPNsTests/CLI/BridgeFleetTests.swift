@@ -193,7 +193,9 @@ import Testing
                 "fleet: \(report.accepted) accepted, \(report.rejected.count) rejected, \(report.unconfirmed.count) "
                     + "unconfirmed, \(report.connections) connections, \(acknowledged) resends answered from the "
                     + "shared memory, \(ledger.namedBySender.count) named by the sender, \(ledger.namedByBridges.count) "
-                    + "by the bridges, \(ledger.silent.count) silent; \(feedbackTokens.count) feedback tuples")
+                    + "by the bridges, \(ledger.silent.count) silent; \(ledger.twice) delivered twice, "
+                    + "\(ledger.twiceNotNamedByBridges.count) of them not named by a bridge; "
+                    + "\(feedbackTokens.count) feedback tuples")
             #expect(report.sent == count)
             #expect(ledger.lost.isEmpty, "lost: \(ledger.lost.prefix(10))")
             #expect(

@@ -19,6 +19,9 @@ struct BridgeLedger {
     private(set) var silent: [Int] = []
     /// Notifications delivered more than once.
     private(set) var twice = 0
+    /// Notifications delivered more than once that no bridge named a possible duplicate (the
+    /// sender may have).
+    private(set) var twiceNotNamedByBridges: [Int] = []
 
     /// `undeliverable`: notifications that must never be delivered (bad tokens, uninstalled apps);
     /// of those, the `bad` ones must also be reported to the sender.
@@ -67,6 +70,7 @@ struct BridgeLedger {
             if times == 0, !unconfirmed.contains(index), !rejected.contains(index) { lost.append(index) }
             if times > 1 {
                 twice += 1
+                if !namedByBridges.contains(index) { twiceNotNamedByBridges.append(index) }
                 if !namedBySender.contains(index), !namedByBridges.contains(index) { silent.append(index) }
             }
         }
