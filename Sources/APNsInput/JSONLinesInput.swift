@@ -3,7 +3,7 @@ import LegacyAPNs
 
 /// A JSON Lines file of notifications (one `{"token":"<hex>","payload":{...},"id":7}` a line),
 /// checked whole before anything is sent, with flat memory: the input of `legacy-push send
-/// --input`, and of any program that sends such a file with ``PushClient/send(frames:)`` or
+/// --input`, and of any program that sends such a file with `PushClient.send(frames:)` or
 /// `ProviderClient.send(_:)`.
 ///
 /// ```swift
@@ -16,9 +16,9 @@ import LegacyAPNs
 /// ```
 ///
 /// The check parses and validates every line (a bad one is reported with its number before
-/// anything connects) and keeps each notification in a ``SpoolFile``: for the binary protocol
+/// anything connects) and keeps each notification in a spool (`SpoolFile`): for the binary protocol
 /// as the frame record the send writes, in memory up to ``memoryBudget`` and then in an unlinked
-/// temporary file; for the HTTP/2 API as a ``SpoolRecord`` in the file. The send streams the
+/// temporary file; for the HTTP/2 API as a `SpoolRecord` in the file. The send streams the
 /// spool back, so no JSON is parsed twice, what is sent is exactly what was checked (even if the
 /// input changes meanwhile), and stdin works like a file.
 /// A large regular file is checked in two parts on two threads. Every step runs on threads of its
@@ -106,7 +106,7 @@ public final class JSONLinesInput: Sendable {
     }
 
     /// The checked notifications for the binary protocol as the frames that will carry them, in
-    /// input order, for ``PushClient/send(frames:)`` (a notification without an `id` has a nil
+    /// input order, for `PushClient.send(frames:)` (a notification without an `id` has a nil
     /// identifier: reports name it by its line, ``LineIndex/line(of:)``). Only for an input
     /// opened with ``Validation/binary(encoder:format:)``. Read them once: a batch of records
     /// kept in memory is a view of its segment, freed when the send is done with it.
