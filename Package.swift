@@ -8,6 +8,7 @@ import PackageDescription
 //   APNsRuntime       internal: sockets, poll, threads, locks, clock, TLS sessions, the transport seam,
 //                     the HTTP/2 session over nghttp2, the small HTTP/1.1 server, the proxy tunnel
 //   APNsMetrics       the metrics listener, the Prometheus registry and its HTTP endpoint
+//   APNsInbox         the push inbox: what a simulator or bridge received, its page and JSON API
 //   LegacyAPNs        the binary client                 FeedbackClient   the feedback reader/poller
 //   HTTP2Client       the HTTP/2 provider-API client    LegacyBridge     binary senders through HTTP/2
 //   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
@@ -23,6 +24,7 @@ let package = Package(
         .library(name: "APNsCredentials", targets: ["APNsCredentials"]),
         .library(name: "LegacyAPNs", targets: ["LegacyAPNs"]),
         .library(name: "APNsMetrics", targets: ["APNsMetrics"]),
+        .library(name: "APNsInbox", targets: ["APNsInbox"]),
         .library(name: "FeedbackClient", targets: ["FeedbackClient"]),
         .library(name: "GatewaySimulator", targets: ["GatewaySimulator"]),
         .library(name: "HTTP2Client", targets: ["HTTP2Client"]),
@@ -71,6 +73,10 @@ let package = Package(
             dependencies: ["APNsCore", "APNsRuntime"]
         ),
         .target(
+            name: "APNsInbox",
+            dependencies: ["APNsCore", "APNsRuntime"]
+        ),
+        .target(
             name: "LegacyAPNs",
             dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime"]
         ),
@@ -85,12 +91,13 @@ let package = Package(
         .target(
             name: "LegacyBridge",
             dependencies: [
-                "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "HTTP2Client", "CSQLite", "CLibPQ",
+                "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "APNsInbox", "HTTP2Client", "CSQLite",
+                "CLibPQ",
             ]
         ),
         .target(
             name: "GatewaySimulator",
-            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics"]
+            dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "APNsInbox"]
         ),
         .target(
             name: "APNsInput",
@@ -104,9 +111,7 @@ let package = Package(
             name: "LegacyPushCLI",
             dependencies: [
                 "APNsCore", "APNsInput", "CommandLineKit", "APNsCredentials", "APNsRuntime", "APNsMetrics",
-                "LegacyAPNs",
-                "FeedbackClient",
-                "GatewaySimulator", "HTTP2Client", "LegacyBridge",
+                "APNsInbox", "LegacyAPNs", "FeedbackClient", "GatewaySimulator", "HTTP2Client", "LegacyBridge",
             ]
         ),
         .executableTarget(
@@ -120,6 +125,7 @@ let package = Package(
             name: "LegacyAPNsBenchmarks",
             dependencies: [
                 "APNsRuntime", "LegacyAPNs", "FeedbackClient", "GatewaySimulator", "ProcessHarness", "APNsMetrics",
+                "APNsInbox",
             ],
             path: "Benchmarks/LegacyAPNsBenchmarks"
         ),
@@ -164,9 +170,9 @@ let package = Package(
         .testTarget(
             name: "LegacyAPNsTests",
             dependencies: [
-                "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "LegacyAPNs", "FeedbackClient",
-                "GatewaySimulator", "HTTP2Client", "LegacyBridge", "APNsInput", "CommandLineKit", "LegacyPushCLI",
-                "legacy-push",
+                "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "APNsInbox", "LegacyAPNs",
+                "FeedbackClient", "GatewaySimulator", "HTTP2Client", "LegacyBridge", "APNsInput", "CommandLineKit",
+                "LegacyPushCLI", "legacy-push",
                 "Notify",
                 "FuzzHarness",
                 "TestSupport", "ProcessHarness",

@@ -22,6 +22,7 @@ modules=(
     HTTP2Client
     LegacyBridge
     APNsMetrics
+    APNsInbox
     APNsInput
 )
 

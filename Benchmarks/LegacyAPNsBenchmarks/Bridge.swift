@@ -374,7 +374,10 @@ final class BridgeProcess {
     let metricsURL: String?
 
     /// `ticketKey`: a session ticket key file the bridges of a fleet share (`--session-ticket-key`).
-    init(upstreamPort: UInt16, store: String, log: String, metrics: Bool = false, ticketKey: String? = nil) throws {
+    init(
+        upstreamPort: UInt16, store: String, log: String, metrics: Bool = false, ticketKey: String? = nil,
+        extra: [String] = []
+    ) throws {
         self.log = log
         process.executableURL = URL(fileURLWithPath: Package.cli)
         process.arguments =
@@ -383,7 +386,7 @@ final class BridgeProcess {
                 "--upstream-ca-file", Package.certs("ca.pem"), "--auth-key", Package.certs("AuthKey_ABC123DEFG.p8"),
                 "--team-id", "DEF123GHIJ", "--store", store, "--quiet",
             ] + (metrics ? ["--metrics", "127.0.0.1:0"] : [])
-            + (ticketKey.map { ["--session-ticket-key", $0] } ?? [])
+            + (ticketKey.map { ["--session-ticket-key", $0] } ?? []) + extra
         process.environment = ProcessInfo.processInfo.environment.merging(["LEGACY_PUSH_FIXTURES": Package.certs("")]) {
             $1
         }

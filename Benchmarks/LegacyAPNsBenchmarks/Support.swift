@@ -125,6 +125,8 @@ final class ServeProcess {
     let process = Process()
     let gatewayPort: UInt16
     let feedbackPort: UInt16?
+    /// The inbox's port, with `--inbox`.
+    let inboxPort: UInt16?
 
     init(_ extra: [String]) throws {
         process.executableURL = URL(fileURLWithPath: Package.cli)
@@ -139,22 +141,38 @@ final class ServeProcess {
         var text = ""
         var gateway: UInt16?
         var feedback: UInt16?
+        var inbox: UInt16?
         let handle = out.fileHandleForReading
-        while gateway == nil || (feedback == nil && !extra.contains("--no-feedback")) {
+        while gateway == nil || (feedback == nil && !extra.contains("--no-feedback"))
+            || (inbox == nil && extra.contains("--inbox"))
+        {
             let data = handle.availableData
             if data.isEmpty { break }
             text += String(decoding: data, as: UTF8.self)
             for line in text.split(separator: "\n") {
                 if line.hasPrefix("listening on ") { gateway = UInt16(line.split(separator: ":").last!) }
                 if line.hasPrefix("feedback on ") { feedback = UInt16(line.split(separator: ":").last!) }
+                if line.hasPrefix("inbox on http://") {
+                    inbox = UInt16(line.split(separator: ":").last!.filter(\.isNumber))
+                }
             }
         }
         guard let gateway else { throw NSError(domain: "serve did not start", code: 1) }
         gatewayPort = gateway
         feedbackPort = feedback
+        inboxPort = inbox
     }
 
     var cpuSeconds: Double? { Clock.cpu(of: process.processIdentifier) }
+
+    /// Its resident memory now (`VmRSS`), in MB.
+    var residentMB: Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes / 1024
+    }
 
     func stop() {
         process.interrupt()

@@ -4,7 +4,7 @@
 //         [--only TEXT] [suite ...]
 //
 // Suites: encode, decode, parse, reconnect, end-to-end, rejected, feedback, cli, cli-floor,
-// http2-serve, bridge, fleet, http2-client (default: all; http2-serve and http2-client need h2load and
+// http2-serve, bridge, fleet, http2-client, inbox (default: all; http2-serve and http2-client need h2load and
 // nghttpd, Debian's nghttp2-client and nghttp2-server; http2-client also runs aioapns from the
 // venv of Scripts/test-tools.sh when it is there). Each suite runs N times (default 3) and the median run by rate is reported,
 // with the range; cli-floor alternates its two programs N times (default 5) in one run and reports
@@ -39,7 +39,7 @@ let onlyCases: String? = arguments.firstIndex(of: "--only").flatMap {
 if suites.isEmpty {
     suites = [
         "encode", "decode", "parse", "reconnect", "end-to-end", "rejected", "feedback", "cli", "cli-floor",
-        "http2-serve", "bridge", "fleet", "http2-client",
+        "http2-serve", "bridge", "fleet", "idle-senders", "http2-client", "inbox",
     ]
 }
 
@@ -103,6 +103,12 @@ for suite in suites {
         reportMedians()
         continue
     }
+    if suite == "inbox" {
+        // Its own median: no inbox, --inbox, and --inbox with a client streaming alternate in each run.
+        await InboxBenchmarks.run(quick: quick, runs: runs, report: record)
+        reportMedians()
+        continue
+    }
     if suite == "fleet" {
         // One bridge on SQLite and two on PostgreSQL behind HAProxy alternate in each run.
         FleetBenchmarks.run(quick: quick, runs: runs, report: record)
@@ -121,6 +127,7 @@ for suite in suites {
         case "feedback": await FeedbackBenchmarks.run(quick: quick, report: record)
         case "cli": CLIBenchmarks.run(quick: quick, report: record)
         case "cli-floor": CLIFloorBenchmarks.run(quick: quick, runs: runsGiven ? runs : 5, report: record)
+        case "idle-senders": await IdleSendersBenchmarks.run(quick: quick, report: record)
         default:
             FileHandle.standardError.write(Data("unknown suite \(suite)\n".utf8))
             exit(2)

@@ -141,6 +141,12 @@ public final class Bridge: Sendable {
         /// upstream connection threads: keep it quick. For metrics
         /// (``reportMetrics(to:)``: latency, answers per status and reason).
         public var upstreamEvents: (@Sendable (ProviderEvent) -> Void)?
+        /// Shows every notification a sender sent in this inbox (`bridge --inbox`), with its
+        /// sender, the request it went upstream as, and its verdict (accepted upstream, or the
+        /// status and reason it got, and the binary status the sender was answered). Nil, the
+        /// default: nothing is kept. Each sender's notifications go in a batch per turn of its
+        /// connection's loop, built only when this is set.
+        public var inbox: PushInbox?
 
         /// Creates a configuration with the documented defaults.
         public init(

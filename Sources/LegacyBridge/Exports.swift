@@ -1,3 +1,4 @@
 @_exported import APNsCore
 @_exported import APNsCredentials
+@_exported import APNsInbox
 @_exported import HTTP2Client

@@ -43,6 +43,11 @@ final class SenderSession: @unchecked Sendable {
     private var certificateTopic: String?
     /// The requests one read sends upstream (the session thread's, kept for its capacity).
     private var forwarding: [(request: ProviderRequest, tag: UInt64)] = []
+    /// Where the sender's notifications are shown (``Bridge/Configuration/inbox``), if anywhere.
+    private let inbox: PushInbox?
+    /// The sender as the inbox names it: its certificate's subject, or its address (written once,
+    /// before the session's first frame).
+    private var senderName: String?
     /// What one read claimed in a fleet's shared store (the session thread's): fresh claims, and
     /// pending copies of silent bridges taken over (forwarded as possible duplicates).
     private var claimed = Set<BridgeResendKey>()
@@ -59,6 +64,33 @@ final class SenderSession: @unchecked Sendable {
         var lastFrameAt = Monotonic.now()
         /// Set by the accept thread at the connection limit: close to make room for a new sender.
         var evictRequested = false
+        /// With an inbox: the notifications upstream, by sequence, waiting for their verdicts...
+        var inboxPending: [UInt64: InboxNotification] = [:]
+        /// ...and those with their verdict, for the session thread to hand over in one batch.
+        var inboxDone: [InboxNotification] = []
+
+        /// Takes the verdict of the notification with `sequence` for the inbox; what the inbox
+        /// should get now (the thread has ended: nobody else hands it over).
+        mutating func inboxSettle(_ sequence: UInt64, _ verdict: BridgeVerdict) -> [InboxNotification] {
+            guard var entry = inboxPending.removeValue(forKey: sequence) else { return [] }
+            (entry.status, entry.statusCode) = SenderSession.inboxVerdict(verdict)
+            inboxDone.append(entry)
+            return threadEnded ? takeInboxDone() : []
+        }
+
+        /// The notifications with verdicts, and, once the session is over, those that will get none.
+        mutating func takeInboxDone() -> [InboxNotification] {
+            if isFinished, !inboxPending.isEmpty {
+                for sequence in inboxPending.keys.sorted() {
+                    var entry = inboxPending[sequence]!
+                    (entry.status, entry.statusCode) = ("10 no verdict: the bridge stopped waiting for it", 10)
+                    inboxDone.append(entry)
+                }
+                inboxPending.removeAll()
+            }
+            defer { inboxDone.removeAll() }
+            return inboxDone
+        }
 
         /// Whether a thread waiting for verdicts has something to do now: an answer or the end is
         /// due, or, while frames are admitted, the window has a good part free. Waking it for
@@ -93,6 +125,7 @@ final class SenderSession: @unchecked Sendable {
         self.connection = connection
         self.client = client
         self.core = core
+        self.inbox = core.configuration.inbox
         var machineConfiguration = BridgeSenderMachine.Configuration()
         machineConfiguration.window = core.configuration.strictOrder ? 1 : core.configuration.window
         self.state = Mutex(State(sender: BridgeSenderState(configuration: machineConfiguration)))
@@ -135,12 +168,14 @@ final class SenderSession: @unchecked Sendable {
     /// `possibleDuplicate`: upstream sent it again after an attempt that may have been delivered.
     func settle(tag: UInt64, verdict: BridgeVerdict, fromMemory: Bool = false, possibleDuplicate: Bool = false) {
         let sequence = tag & 0xFFFF_FFFF
+        var shown: [InboxNotification] = []
         let shared = core.store.isShared
         let (aftermath, wakeThread, finished, item):
             (BridgeSenderMachine.Aftermath, Bool, Bool, BridgeSenderMachine.Item?) = state.withLock { state in
                 let item =
                     fromMemory || possibleDuplicate || shared ? state.sender.machine.item(sequence: sequence) : nil
                 let aftermath = state.sender.settle(sequence: sequence, verdict: verdict)
+                if inbox != nil { shown = state.inboxSettle(sequence, verdict) }
                 // An answer due wakes the thread wherever it waits: a sender that has stopped
                 // writing leaves it waiting on the socket, not for verdicts, and its error
                 // response must not wait for the poll's time-out.
@@ -169,6 +204,7 @@ final class SenderSession: @unchecked Sendable {
         }
         core.handle(aftermath, connection: connection)
         if wakeThread { wake.signal() }
+        if let inbox, !shown.isEmpty { inbox.add(shown) }
         if finished { core.unregister(id) }
     }
 
@@ -244,6 +280,7 @@ final class SenderSession: @unchecked Sendable {
         core.attach(chosen)
         let senderTopic = chosen.translation.fixedTopic ?? identity.topic
         topic = senderTopic
+        senderName = identity.subject ?? client
         state.withLock { $0.lastFrameAt = Monotonic.now() }  // idle from the end of its handshake on
         let resumed = session.didResume
         core.count {
@@ -279,7 +316,13 @@ final class SenderSession: @unchecked Sendable {
             end(reason: reason)
             return false
         case .idle(let lastActivity):
+            // What a turn kept for its capacity goes too: a parked connection holds only its state.
             session.releaseBuffers()
+            remembered = []
+            admissions = []
+            forwarding = []
+            claimed = []
+            orphaned = []
             if let parker = core.idleSenders,
                 parker.park(IdleSenders.Parked(session: self, transport: session, lastActivity: lastActivity))
             {
@@ -323,11 +366,12 @@ final class SenderSession: @unchecked Sendable {
     }
 
     private func end(reason: String?) {
-        let (finished, delivered): (Bool, Int) = state.withLock { state in
+        let (finished, delivered, shown): (Bool, Int, [InboxNotification]) = state.withLock { state in
             state.threadEnded = true
             state.waitingForVerdicts = false
-            return (state.isFinished, state.sender.machine.delivered)
+            return (state.isFinished, state.sender.machine.delivered, inbox == nil ? [] : state.takeInboxDone())
         }
+        if let inbox, !shown.isEmpty { inbox.add(shown) }
         if let reason { core.emit(.senderDisconnected(connection: connection, delivered: delivered, reason: reason)) }
         if let route { core.release(route) }
         if finished { core.unregister(id) }
@@ -357,6 +401,11 @@ final class SenderSession: @unchecked Sendable {
         var readAll = false
 
         while true {
+            // 0. What got its verdict since the last turn goes to the inbox, in one batch.
+            if let inbox {
+                let shown = state.withLock { $0.takeInboxDone() }
+                if !shown.isEmpty { inbox.add(shown) }
+            }
             // 1. Answer when the machine says so; leave when it is over.
             var remembering: BridgeStore.WindowTicket?
             let (action, room, admitting) = state.withLock { state -> (BridgeSenderMachine.Action, Int, Bool) in
@@ -442,7 +491,11 @@ final class SenderSession: @unchecked Sendable {
                 })
             {
                 // Idle: the connection waits without a thread (``IdleSenders``) until it has
-                // something to do.
+                // something to do. What got its verdict this turn goes to the inbox first.
+                if let inbox {
+                    let shown = state.withLock { $0.takeInboxDone() }
+                    if !shown.isEmpty { inbox.add(shown) }
+                }
                 return .idle(lastActivity: lastActivity)
             }
             _ = session.wait(for: .readable, timeout: 0.5, wake: wake)
@@ -548,7 +601,9 @@ final class SenderSession: @unchecked Sendable {
         // Admitted in order, resends looked up in the memory under the session's lock, so that a
         // resolution for them cannot arrive before they are held.
         admissions.removeAll(keepingCapacity: true)
+        var shown = inbox == nil ? [] : inboxEntries(frames, malformed: malformed, translate: translate)
         state.withLock { state in
+            defer { if !shown.isEmpty { Self.register(&shown, admissions, in: &state) } }
             if memoryNowInUse {
                 _ = core.withMemory { memory in
                     let now = Duration.seconds(Monotonic.now())
@@ -617,6 +672,76 @@ final class SenderSession: @unchecked Sendable {
         }
         forwardAll(forwarding)
         return (nil, filledRoom)
+    }
+
+    /// The inbox's entries for the frames of one read (and the malformed frame that ended it,
+    /// unless it is the sender's confirmation barrier), each waiting for its admission.
+    /// A frame not translated yet (a resend the memory knows) is translated for the inbox: its
+    /// request is the one its earlier copy went upstream as.
+    private func inboxEntries(
+        _ frames: [BridgeSenderState.Frame], malformed: FrameDecodingError?,
+        translate: (BridgeSenderState.Frame) -> Result<ProviderRequest, BridgeRefusal>
+    ) -> [InboxNotification] {
+        let now = inbox?.nowMilliseconds ?? 0
+        var entries = frames.map { frame in
+            var entry = InboxNotification(
+                receivedMilliseconds: now, transport: .binary, connection: Int(connection),
+                token: frame.notification.token, status: "pending", statusCode: 0,
+                content: .bridged(
+                    .notification(frame.notification, command: frame.command),
+                    upstream: try? (frame.request ?? translate(frame)).get()))
+            entry.sender = senderName
+            return entry
+        }
+        if let malformed, !malformed.isConfirmationBarrier {
+            var entry = InboxNotification(
+                receivedMilliseconds: now, transport: .binary, connection: Int(connection), token: nil,
+                status: "\(malformed.status.rawValue) byte \(malformed.offset): \(malformed.reason)",
+                statusCode: Int(malformed.status.rawValue), content: .rejected)
+            entry.sender = senderName
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    /// Gives each entry of one read the fate its admission decided (under the session's lock,
+    /// so no verdict can come before its entry waits for it): a verdict now, or a wait for one.
+    private static func register(
+        _ entries: inout [InboxNotification], _ admissions: [BridgeSenderState.Admission], in state: inout State
+    ) {
+        for (index, admission) in admissions.enumerated() where index < entries.count {
+            var entry = entries[index]
+            switch admission {
+            case .dropped:
+                (entry.status, entry.statusCode) = ("dropped: after a failure on its connection (sent again)", 0)
+            case .refused(_, let refusal):
+                (entry.status, entry.statusCode) = inboxVerdict(.rejected(refusal.status, reason: refusal.reason))
+            case .answered(_, let verdict):
+                (entry.status, entry.statusCode) = inboxVerdict(verdict)
+            case .held(let sequence):
+                state.inboxPending[sequence] = entry
+                continue
+            case .forwarded(let sequence, let request, _):
+                if case .bridged(let frame, _) = entry.content { entry.content = .bridged(frame, upstream: request) }
+                state.inboxPending[sequence] = entry
+                continue
+            }
+            state.inboxDone.append(entry)
+        }
+        // The malformed frame that ended the read: its status is its verdict.
+        if entries.count > admissions.count { state.inboxDone.append(contentsOf: entries[admissions.count...]) }
+        entries.removeAll()
+    }
+
+    /// The inbox's status and code for a verdict: `accepted` (code 0: the sender hears nothing),
+    /// or the binary status and why (`8 HTTP/2 400 BadDeviceToken`).
+    static func inboxVerdict(_ verdict: BridgeVerdict) -> (String, Int) {
+        switch verdict {
+        case .accepted: ("accepted", 0)
+        case .unregistered: ("unregistered: HTTP/2 410, the token went to the feedback service", 0)
+        case .rejected(let status, let reason): ("\(status.rawValue) \(reason)", Int(status.rawValue))
+        case .unavailable(let reason): ("10 \(reason)", 10)
+        }
     }
 
     /// Gives up this read's claim on `key` (the frame is not forwarded).

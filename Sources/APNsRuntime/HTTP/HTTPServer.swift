@@ -3,8 +3,8 @@ import APNsCredentials
 import Synchronization
 
 /// A small HTTP/1.1 server over plain TCP for the endpoints an operator or a browser asks a
-/// long-running command for (`/metrics`, `/healthz`, `/readyz`; later the simulators' inbox): `GET`
-/// and `DELETE` only, no request bodies, keep-alive, and streaming responses
+/// long-running command for (`/metrics`, `/healthz`, `/readyz`, the inbox): `GET` and `DELETE`
+/// (and `POST`, where ``Limits/methods`` allows it), no request bodies, keep-alive, and streaming responses
 /// (``HTTPResponse/Body/stream(_:)``, for server-sent events).
 ///
 /// It is bounded so that nobody can hold it: at most ``Limits/maximumConnections`` connections
@@ -28,6 +28,8 @@ package final class HTTPServer: Sendable {
         package var idleTimeout = 15.0
         /// Seconds a client may take to accept more of a response.
         package var writeTimeout = 10.0
+        /// The methods served (others are answered 405); none takes a body.
+        package var methods: Set<String> = ["GET", "DELETE"]
 
         package init() {}
     }
@@ -167,9 +169,10 @@ package final class HTTPServer: Sendable {
             answer(.text(505, "only HTTP/1.1 is served"), on: transport)
             return false
         }
-        guard method == "GET" || method == "DELETE" else {
-            var response = HTTPResponse.text(405, "\(method.prefix(16)) is not served (GET and DELETE are)")
-            response.fields.append(("Allow", "GET, DELETE"))
+        guard limits.methods.contains(String(method)) else {
+            let allowed = limits.methods.sorted().reversed().joined(separator: ", ")
+            var response = HTTPResponse.text(405, "\(method.prefix(16)) is not served (\(allowed) are)")
+            response.fields.append(("Allow", allowed))
             answer(response, on: transport)
             return false
         }

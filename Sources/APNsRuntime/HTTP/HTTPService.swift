@@ -6,19 +6,21 @@ import Synchronization
 package final class HTTPService: Sendable {
     private let host: String
     private let port: UInt16
+    private let limits: HTTPServer.Limits
     private let server = Mutex<HTTPServer?>(nil)
 
     /// A service for `host:port` (port 0: a free one); nothing is bound yet.
-    package init(host: String, port: UInt16) {
+    package init(host: String, port: UInt16, limits: HTTPServer.Limits = HTTPServer.Limits()) {
         self.host = host
         self.port = port
+        self.limits = limits
     }
 
     /// Binds and starts serving with `handler`; returns the address (the real port when 0 was
     /// asked for).
     /// - Throws: ``LegacyAPNsError`` when the address cannot be bound.
     package func start(_ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws -> Endpoint {
-        let http = try HTTPServer(host: host, port: port, handler: handler)
+        let http = try HTTPServer(host: host, port: port, limits: limits, handler: handler)
         server.withLock { $0 = http }
         http.start()
         return http.endpoint

@@ -584,7 +584,7 @@ package final class ProviderConnection: HTTP2SessionDelegate {
                 AcceptedRequest.writeJSON(request, apnsID: id, into: &lines)
                 lines.writeInteger(UInt8(0x0A))
             } else {
-                batch.append(AcceptedRequest(request: request, apnsID: id, connection: number))
+                batch.append(AcceptedRequest(request: request, apnsID: id, connection: number, uniqueID: unique))
             }
         }
         submit(.success(apnsID: id, apnsUniqueID: unique), on: stream)

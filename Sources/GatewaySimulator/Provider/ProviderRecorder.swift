@@ -12,12 +12,15 @@ public struct AcceptedRequest: Sendable, Hashable {
     public var apnsID: APNsID
     /// The simulator's number for the connection (1 for the first).
     public var connection: Int
+    /// The `apns-unique-id` of the response (development only), the key of its delivery log.
+    public var uniqueID: APNsID?
 
     /// Creates a record.
-    public init(request: ProviderRequest, apnsID: APNsID, connection: Int) {
+    public init(request: ProviderRequest, apnsID: APNsID, connection: Int, uniqueID: APNsID? = nil) {
         self.request = request
         self.apnsID = apnsID
         self.connection = connection
+        self.uniqueID = uniqueID
     }
 
     /// Appends the record as one JSON object (no newline), the shape of `legacy-push serve --http2

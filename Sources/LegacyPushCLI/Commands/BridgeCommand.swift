@@ -158,7 +158,10 @@ enum BridgeCommand {
                 --metrics HOST:PORT serves GET /metrics (Prometheus), /healthz and /readyz (200 while it \
                 listens, the store answers and an upstream connection can be had; 503 otherwise); see \
                 docs/operations.md. --proxy http://[user:pass@]host:port (or HTTPS_PROXY, minus NO_PROXY) \
-                tunnels the upstream connections through an HTTP proxy with CONNECT.
+                tunnels the upstream connections through an HTTP proxy with CONNECT. --inbox HOST:PORT serves \
+                a page and a JSON API (/api/v1, as serve --inbox) listing what senders sent: each notification \
+                with its sender, the request it went upstream as and its verdict (accepted, or the binary \
+                status the sender was answered and why, e.g. "8 HTTP/2 400 BadDeviceToken").
                 """,
             options: [
                 Options.host.spec, Options.port.spec, Options.feedbackPort.spec, Options.noFeedback.spec,
@@ -171,7 +174,7 @@ enum BridgeCommand {
                 Options.strictOrder.spec,
                 Options.upstreamConnections.spec, Options.maximumConnections.spec, Options.idleTimeout.spec,
                 Options.drainTimeout.spec, Options.tlsMaximum.spec, ProxyOptions.url.spec, MetricsOptions.address.spec,
-                Options.json.spec, CommonOptions.quiet.spec,
+                InboxOptions.address.spec, InboxOptions.size.spec, Options.json.spec, CommonOptions.quiet.spec,
             ] + CredentialOptions.passphraseOnly,
             run: { arguments, console in try await run(arguments, console: console) },
             examples: [
@@ -213,6 +216,7 @@ enum BridgeCommand {
         let quiet = arguments.isSet(CommonOptions.quiet)
         let proxy = try ProxyOptions.resolve(arguments, for: upstreamEndpoint.host)
         let metered = try MetricsOptions.metrics(arguments)
+        let inboxed = try InboxOptions.inbox(arguments)
 
         let routesPath = try arguments.value(Options.routes)
         let routes = try routesPath.map { try loadRoutes($0) }
@@ -259,6 +263,7 @@ enum BridgeCommand {
         let log = BridgeLog(console: console, json: json, quiet: quiet)
         configuration.events = { log.record($0) }
         if let metrics = metered?.metrics { configuration.reportMetrics(to: metrics) }
+        configuration.inbox = inboxed?.inbox
 
         let bridge = try Bridge(configuration: configuration)
         let metricsServer = metered.map { metrics, endpoint in
@@ -278,13 +283,18 @@ enum BridgeCommand {
         }
         defer { hangups?.cancel() }
         try await InterruptWatch.serve(
-            start: { try await MetricsOptions.start(metricsServer) { try await bridge.start() } },
+            start: {
+                try await MetricsOptions.start(inboxed?.server) {
+                    try await MetricsOptions.start(metricsServer) { try await bridge.start() }
+                }
+            },
             announce: { started in
-                let (endpoints, metricsEndpoint) = started
+                let ((endpoints, metricsEndpoint), inboxEndpoint) = started
                 let through = proxy.map { " through \($0)" } ?? ""
                 log.line("listening on \(endpoints.gateway) (binary, bridging to \(upstreamEndpoint)\(through))")
                 if let feedback = endpoints.feedback { log.line("feedback on \(feedback)") }
                 if let metricsEndpoint { log.line(MetricsOptions.announcement(metricsEndpoint)) }
+                if let inboxEndpoint { log.line(InboxOptions.announcement(inboxEndpoint)) }
                 console.flush()
             },
             stop: {
@@ -296,6 +306,7 @@ enum BridgeCommand {
                 }
                 await bridge.stop()
                 await metricsServer?.stop()
+                await inboxed?.server.stop()
             })
         let statistics = bridge.statistics
         if json {

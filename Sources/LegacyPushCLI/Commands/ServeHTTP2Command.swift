@@ -159,7 +159,8 @@ enum ServeHTTP2Command {
                 randomFaults.spec, clockSkew.spec, record.spec, maximumConnections.spec, firstRequestTimeout.spec,
                 idleTimeout.spec,
                 newestTLS.spec, MetricsOptions.address.spec, InboxOptions.address.spec, InboxOptions.size.spec,
-                quiet.spec, managementPort.spec, maximumChannels.spec, broadcastDisabled.spec, channelFailEvery.spec,
+                InboxOptions.offline.spec, quiet.spec, managementPort.spec, maximumChannels.spec,
+                broadcastDisabled.spec, channelFailEvery.spec,
             ]
         }
 
@@ -294,6 +295,15 @@ enum ServeHTTP2Command {
                 accepted and the log says which arrived. --management-port serves the channel API alone, as \
                 Apple's separate management host.
 
+                With --inbox, every push is delivered to a simulated device, as Apple's delivery log tells \
+                it: a device is offline from the start with --offline TOKEN, or after POST \
+                /api/v1/devices/TOKEN/offline on the inbox port (/online brings it back). A push to an \
+                offline device is stored, one per app (topic) per device: a newer one replaces it (fate \
+                replaced; apns-collapse-id coalesces), apns-expiration discards it when it passes (0: never \
+                stored, expired at once), and coming online delivers it. Each push's fate (delivered, stored, \
+                replaced, expired) is on the page and in the JSON; GET /api/v1/deliveries/UNIQUE-ID gives \
+                the delivery log of the push answered with that apns-unique-id (development).
+
                 Prints "listening on HOST:PORT (HTTP/2)" once ready (and "listening on HOST:PORT (channel \
                 management)" with --management-port); stops cleanly on Ctrl-C or SIGTERM with a \
                 closing line of counts per reason on stderr. Connections and rejections are logged on stderr \
@@ -349,7 +359,7 @@ enum ServeHTTP2Command {
             authKeys.append(.init(keyID: argument.keyID, teamID: argument.teamID, publicKey: publicKey))
         }
         let metered = try MetricsOptions.metrics(arguments)
-        let inboxed = try InboxOptions.inbox(arguments)
+        let inboxed = try InboxOptions.inbox(arguments, simulatesDevices: true)
         let (identity, trust) = try credentials(arguments, console: console)
         var configuration = ProviderSimulator.Configuration(identity: identity, clientTrust: trust)
         configuration.host = host

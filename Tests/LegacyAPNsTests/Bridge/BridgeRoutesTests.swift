@@ -182,7 +182,7 @@ import Testing
             for notification in BridgeLoopbackTests.notifications(count / 2 + 1...count) { feed.yield(notification) }
             feed.finish()
             let report = await sending.value
-            #expect(report.failure == nil && report.accepted == count)
+            #expect(report.failure == nil && report.accepted == count, "\(report)")
             #expect(report.rejected.isEmpty && report.unconfirmed.isEmpty)
             // It has left: the retired pool closes its upstream connections (not only at the stop).
             #expect(await eventually(within: .seconds(30)) { openConnections(fixture, team: Self.secondTeam) == 0 })

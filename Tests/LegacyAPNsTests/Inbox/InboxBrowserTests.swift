@@ -1,5 +1,6 @@
 import APNsCore
 import Foundation
+import ProcessHarness
 import TestSupport
 import Testing
 
@@ -67,5 +68,62 @@ import Testing
             chromium, Self.flags + ["--timeout=3000", "--window-size=1100,900", "--screenshot=\(png)", base + "/"])
         let bytes = try Data(contentsOf: URL(fileURLWithPath: png))
         #expect(bytes.prefix(4) == Data([0x89, 0x50, 0x4E, 0x47]))
+    }
+
+    /// The page's event stream in the browser: Chromium loads the page and keeps it open; only
+    /// once the inbox counts the browser's stream (`/api/v1/status`) is a notification sent, so it
+    /// can reach the page by nothing but the stream. With `--virtual-time-budget`, Chromium's
+    /// clock stands still while a request is open, so it prints the DOM only once the stream has
+    /// ended: the simulator is stopped when the test has sent everything. The DOM has the late
+    /// notification marked as added live (`data-live`), next to the one that was there at load
+    /// (unmarked); it went to an offline device, and its change to delivered when the device came
+    /// online arrived live too (`data-updated`).
+    @Test func aNotificationSentAfterThePageLoadedArrivesLive() throws {
+        guard let chromium = ExternalProgram.chromium.locate() else { return }
+        let offline = String(repeating: "0f", count: 32)
+        let server = try ChildProcess([
+            "serve", "--http2", "--port", "0", "--quiet", "--inbox", "127.0.0.1:0", "--offline", offline,
+        ])
+        defer { _ = server.interruptAndWait() }
+        let listening = try #require(server.waitForLine { $0.hasPrefix("listening on ") }, "\(server.stderr)")
+        let port = String(listening.dropFirst("listening on 127.0.0.1:".count).prefix { $0.isNumber })
+        let base = try InboxCommandTests.inboxURL(server)
+        #expect(try InboxDeliveryTests.push(port, String(repeating: "ab", count: 32)).0 == 200)
+
+        let browser = try SpawnedProcess(
+            chromium.path,
+            Self.flags.map { $0.replacingOccurrences(of: "inbox-chromium-", with: "inbox-chromium-live-") }
+                + ["--virtual-time-budget=3000", "--dump-dom", base + "/"])
+        defer { if browser.isRunning { browser.send(SIGKILL) } }
+        // The page is loaded, its first list drawn, and its stream open.
+        let deadline = Date().addingTimeInterval(30)
+        var watching = false
+        while !watching, Date() < deadline, browser.isRunning {
+            watching = try curlStatus(base + "/api/v1/status").body.contains(#""streams":1"#)
+            if !watching { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        try #require(watching, "the browser never opened the stream")
+        let (status, unique) = try InboxDeliveryTests.push(port, offline, ["apns-collapse-id: live"])
+        #expect(status == 200)
+        // Stored first; the device comes online a moment later, and the page hears of it.
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try InboxDeliveryTests.post(base + "/api/v1/devices/\(offline)/online") == "204")
+        // The stream looks for changes every 0.2 s; then the simulator goes, and the stream with it.
+        Thread.sleep(forTimeInterval: 1)
+        _ = server.interruptAndWait()
+
+        _ = browser.waitForExit(timeout: 60)
+        let dom = String(decoding: browser.standardOutput, as: UTF8.self)
+        #expect(Self.count("<li ", in: dom) == 2, "\(dom)")
+        #expect(Self.count(#"data-live="1""#, in: dom) == 1, "\(dom)")
+        // The live one is the push to the offline device, delivered once it came online.
+        let live = try #require(dom.components(separatedBy: "<li ").first { $0.contains(#"data-live="1""#) })
+        #expect(live.contains(offline), "\(live)")
+        #expect(live.contains(#"data-fate="delivered""#), "\(live)")
+        #expect(live.contains(#"data-updated="1""#), "\(live)")
+        #expect(live.contains(try #require(unique)), "\(live)")
+        // The one there at load was delivered at once, and never changed.
+        let loaded = try #require(dom.components(separatedBy: "<li ").dropFirst().first { !$0.contains("data-live") })
+        #expect(loaded.contains(#"data-fate="delivered""#), "\(loaded)")
     }
 }

@@ -3,15 +3,19 @@ internal import APNsRuntime
 import Synchronization
 
 /// Serves a ``PushInbox`` over plain HTTP/1.1: a page for a browser and a JSON API for tests.
+/// `legacy-push serve --inbox`, `serve --http2 --inbox` and `bridge --inbox` run one.
 ///
 /// | request | answer |
 /// | --- | --- |
 /// | `GET /` | the page: every notification kept, newest first, updated live (served from the binary: no CDN, no fonts) |
-/// | `GET /api/v1/notifications` | `{"notifications":[...]}` newest first (``InboxNotification/json``); query `token`, `topic`, `status` (`accepted`, `rejected` or a verdict), `since` (RFC 3339 or UNIX milliseconds), `limit` |
+/// | `GET /api/v1/notifications` | `{"notifications":[...]}` newest first (``InboxNotification/json``); query `token`, `topic`, `status` (`accepted`, `rejected` or a verdict), `fate`, `since` (RFC 3339 or UNIX milliseconds), `limit` |
 /// | `GET /api/v1/notifications/ID` | one notification, or 404 |
 /// | `DELETE /api/v1/notifications` | 204: the inbox is emptied |
 /// | `GET /api/v1/status` | `{"kept":N,"capacity":N,"latestId":N,"streams":N}`: how many are kept, of how many, the newest id, and how many event streams are open (a test can wait for a browser to be watching) |
-/// | `GET /api/v1/stream` | `text/event-stream`: one `data:` line of JSON per notification as it arrives (`id:` is its id; `?after=ID` or `Last-Event-ID` resumes) |
+/// | `GET /api/v1/stream` | `text/event-stream`: one `data:` line of JSON per notification as it arrives (`id:` is its id; `?after=ID` or `Last-Event-ID` resumes; at most ``streamBatchLimit`` per 0.2 s, a `: skipped N` comment for the rest), and an `event: update` with the notification as it is now when its fate changes |
+/// | `POST /api/v1/devices/TOKEN/offline`, `.../online` | 204: the device goes offline (pushes to it are stored) or comes online (what is stored is delivered); HTTP/2 simulator only |
+/// | `GET /api/v1/devices` | `{"offline":["<token>",...],"stored":[{"id":N,"token":"<hex>","topic":"..."},...]}` |
+/// | `GET /api/v1/deliveries/UNIQUE-ID` | the delivery log of the push answered with that `apns-unique-id` (``InboxNotification/appendDeliveryLog(to:)``), or 404 |
 ///
 /// The runtime's small HTTP server serves it, bounded as APNsMetrics's `MetricsServer` is (16 connections,
 /// 8 KiB request heads, 10 s per request), bound to 127.0.0.1 unless you pass another host. A
@@ -30,10 +34,17 @@ public final class InboxServer: Sendable {
     /// How often a stream looks for new notifications, in seconds.
     static let streamInterval = 0.2
 
+    /// The most notifications a stream sends per look (the newest; 5,000 a second): a sender
+    /// faster than that makes a stream skip some (it says how many, in a comment line), so that
+    /// a page left open costs the simulator a bounded amount of work.
+    public static let streamBatchLimit = 1000
+
     /// A server for `inbox` on `host:port` (port 0: a free one, reported by ``start()``).
     public init(inbox: PushInbox, host: String = "127.0.0.1", port: UInt16) {
         self.inbox = inbox
-        self.service = HTTPService(host: host, port: port)
+        var limits = HTTPServer.Limits()
+        limits.methods.insert("POST")
+        self.service = HTTPService(host: host, port: port, limits: limits)
     }
 
     /// Binds and starts serving; returns the address (the real port when 0 was asked for).
@@ -51,6 +62,9 @@ public final class InboxServer: Sendable {
 
     static func answer(_ request: HTTPRequest, inbox: PushInbox, streams: Streams) -> HTTPResponse {
         let path = request.path
+        if request.method == "POST" {
+            return devices(path, inbox: inbox)
+        }
         if request.method == "DELETE" {
             guard path == "/api/v1/notifications" else {
                 return .text(405, "\(path.prefix(200)) is read with GET (DELETE empties /api/v1/notifications)")
@@ -85,7 +99,9 @@ public final class InboxServer: Sendable {
             return json(body)
         case "/api/v1/stream":
             let resume = request.field("last-event-id") ?? request.queryItem("after")
-            let after = resume.flatMap { Int($0) } ?? inbox.latestID
+            var cursor = inbox.cursor
+            if let id = resume.flatMap({ Int($0) }) { cursor.id = id }
+            let after = cursor
             return .stream(contentType: "text/event-stream") { writer in
                 streams.open.add(1, ordering: .relaxed)
                 defer { streams.open.subtract(1, ordering: .relaxed) }
@@ -96,7 +112,37 @@ public final class InboxServer: Sendable {
                 #"{"kept":\#(inbox.count),"capacity":\#(inbox.capacity),"latestId":\#(inbox.latestID),"#
                 + #""streams":\#(streams.open.load(ordering: .relaxed))}"# + "\n"
             return json(Array(status.utf8))
+        case "/api/v1/devices":
+            var body = Array(#"{"offline":["#.utf8)
+            for (index, token) in inbox.offlineDevices.map(\.hexString).sorted().enumerated() {
+                if index > 0 { body.append(UInt8(ascii: ",")) }
+                appendJSONString(token, to: &body)
+            }
+            body.append(contentsOf: #"],"stored":["#.utf8)
+            for (index, push) in inbox.storedPushes.enumerated() {
+                if index > 0 { body.append(UInt8(ascii: ",")) }
+                body.append(contentsOf: #"{"id":\#(push.id),"token":"\#(push.token.hexString)","topic":"#.utf8)
+                appendJSONString(push.topic, to: &body)
+                body.append(UInt8(ascii: "}"))
+            }
+            body.append(contentsOf: "]}\n".utf8)
+            return json(body)
         default:
+            let deliveries = "/api/v1/deliveries/"
+            if path.hasPrefix(deliveries) {
+                let text = path.dropFirst(deliveries.count)
+                guard let uniqueID = APNsID(String(text)), let notification = inbox.notification(uniqueID: uniqueID)
+                else {
+                    return .text(
+                        404,
+                        "no push with apns-unique-id \(text.prefix(40)) in the inbox (serve --http2 answers one in "
+                            + "development)")
+                }
+                var body: [UInt8] = []
+                notification.appendDeliveryLog(to: &body)
+                body.append(0x0A)
+                return json(body)
+            }
             let prefix = "/api/v1/notifications/"
             if path.hasPrefix(prefix) {
                 guard let id = Int(path.dropFirst(prefix.count)), let notification = inbox.notification(id: id) else {
@@ -143,23 +189,48 @@ public final class InboxServer: Sendable {
             fields: [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")])
     }
 
-    /// Writes what arrives after `after`, oldest first, until the client leaves or the server stops.
-    private static func stream(_ inbox: PushInbox, after: Int, to writer: HTTPStreamWriter) {
-        var last = after
+    /// `POST /api/v1/devices/TOKEN/offline` and `/online`.
+    private static func devices(_ path: String, inbox: PushInbox) -> HTTPResponse {
+        let prefix = "/api/v1/devices/"
+        let parts = path.hasPrefix(prefix) ? path.dropFirst(prefix.count).split(separator: "/") : []
+        guard parts.count == 2, parts[1] == "offline" || parts[1] == "online" else {
+            return .text(
+                405, "\(path.prefix(200)) is read with GET (POST takes /api/v1/devices/TOKEN/offline or /online)")
+        }
+        guard inbox.simulatesDevices else {
+            return .text(404, "devices are simulated by serve --http2 only (this inbox has no devices)")
+        }
+        guard let token = try? DeviceToken(hexString: parts[0]) else {
+            return .text(400, "\(parts[0].prefix(200)) is not a device token (hexadecimal, an even number of digits)")
+        }
+        if parts[1] == "offline" { inbox.setOffline(token) } else { inbox.setOnline(token) }
+        return HTTPResponse(status: 204, contentType: "text/plain; charset=utf-8", body: [])
+    }
+
+    /// Writes what arrives after `after`, oldest first, and what changes, until the client leaves
+    /// or the server stops.
+    private static func stream(_ inbox: PushInbox, after: PushInbox.Cursor, to writer: HTTPStreamWriter) {
+        var cursor = after
         guard writer.write(Array(": inbox stream\nretry: 1000\n\n".utf8)) else { return }
         repeat {
-            let newest = inbox.latestID
-            if newest > last {
-                let fresh = inbox.notifications(matching: InboxFilter(after: last))
+            let now = inbox.cursor
+            if now.id > cursor.id || now.revision > cursor.revision || inbox.simulatesDevices {
+                let (added, updated, skipped, next) = inbox.changes(since: cursor, limit: streamBatchLimit)
+                cursor = next
                 var bytes: [UInt8] = []
-                for notification in fresh.reversed() {
+                if skipped > 0 {
+                    bytes.append(contentsOf: ": skipped \(skipped) (not kept, or too many at once)\n\n".utf8)
+                }
+                for notification in added {
                     bytes.append(contentsOf: "id: \(notification.id)\ndata: ".utf8)
                     notification.appendJSON(to: &bytes)
                     bytes.append(contentsOf: "\n\n".utf8)
                 }
-                // After a clear (or a slow turn), nothing newer than `last` may be kept: go on from
-                // the newest.
-                last = fresh.first?.id ?? newest
+                for notification in updated {
+                    bytes.append(contentsOf: "event: update\ndata: ".utf8)
+                    notification.appendJSON(to: &bytes)
+                    bytes.append(contentsOf: "\n\n".utf8)
+                }
                 if !bytes.isEmpty, !writer.write(bytes) { return }
             }
         } while writer.pause(streamInterval)
@@ -173,6 +244,11 @@ public final class InboxServer: Sendable {
             case "token": filter.token = value.lowercased()
             case "topic": filter.topic = value
             case "status": filter.status = value
+            case "fate":
+                guard let fate = InboxNotification.Fate(rawValue: value) else {
+                    throw LegacyAPNsError(.invalidValue, "fate must be delivered, stored, replaced or expired")
+                }
+                filter.fate = fate
             case "since":
                 guard let since = Int64(value) ?? parseRFC3339(value) else {
                     throw LegacyAPNsError(
@@ -186,7 +262,7 @@ public final class InboxServer: Sendable {
                 filter.limit = limit
             default:
                 throw LegacyAPNsError(
-                    .invalidValue, "unknown parameter \(name.prefix(40)) (token, topic, status, since, limit)")
+                    .invalidValue, "unknown parameter \(name.prefix(40)) (token, topic, status, fate, since, limit)")
             }
         }
         return filter

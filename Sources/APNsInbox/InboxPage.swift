@@ -29,6 +29,13 @@ enum InboxPage {
         <option value="accepted">accepted</option>
         <option value="rejected">rejected</option>
         </select>
+        <select id="fate">
+        <option value="">all fates</option>
+        <option value="delivered">delivered</option>
+        <option value="stored">stored</option>
+        <option value="replaced">replaced</option>
+        <option value="expired">expired</option>
+        </select>
         <button type="button" id="clear">Clear</button>
         </form>
         </header>
@@ -55,6 +62,9 @@ enum InboxPage {
         .meta { display: flex; flex-wrap: wrap; gap: 4px 12px; color: #636366; font-size: 12px; }
         .meta b { color: #1c1c1e; font-weight: 600; }
         .verdict { font-weight: 600; }
+        .fate { font-weight: 600; padding: 0 6px; border-radius: 6px; background: #e5e5ea; }
+        .fate-delivered { background: #d1f2db; } .fate-stored { background: #fff1c2; }
+        .fate-replaced, .fate-expired { background: #ffd9d6; }
         .rejected .verdict { color: #ff3b30; }
         .accepted .verdict { color: #248a3d; }
         .device { margin: 8px 0 4px; padding: 8px 10px; background: #f7f7fa; border-radius: 12px; }
@@ -79,7 +89,7 @@ enum InboxPage {
         const empty = document.getElementById("empty");
         const state = document.getElementById("state");
         const filters = { token: document.getElementById("token"), topic: document.getElementById("topic"),
-          verdict: document.getElementById("verdict") };
+          verdict: document.getElementById("verdict"), fate: document.getElementById("fate") };
 
         function el(tag, className, text) {
           const node = document.createElement(tag);
@@ -144,13 +154,20 @@ enum InboxPage {
           const meta = el("div", "meta");
           meta.appendChild(el("span", "time", item.received));
           meta.appendChild(el("span", "verdict", item.status === "accepted" ? "accepted" : "rejected: " + item.status));
+          if (item.fate) {
+            const fate = el("span", "fate fate-" + item.fate, item.fate);
+            li.dataset.fate = item.fate;
+            meta.appendChild(fate);
+          }
           field(meta, item.protocol, "connection " + item.connection);
+          field(meta, "sender", item.sender);
           field(meta, "token", item.token);
           field(meta, "topic", item.topic);
           field(meta, "push type", item.pushType);
           field(meta, "priority", item.priority);
           field(meta, "expiry", item.expiry);
           field(meta, "apns-id", item.apnsId);
+          field(meta, "apns-unique-id", item.uniqueId);
           li.appendChild(meta);
           li.appendChild(deviceView(item));
           const raw = el("details");
@@ -172,6 +189,7 @@ enum InboxPage {
           if (topic && !(item.topic || "").includes(topic)) return false;
           if (verdict === "accepted" && item.status !== "accepted") return false;
           if (verdict === "rejected" && item.status === "accepted") return false;
+          if (filters.fate.value && item.fate !== filters.fate.value) return false;
           return true;
         }
 
@@ -195,11 +213,25 @@ enum InboxPage {
           }
         }
 
+        // A notification whose fate changed (stored, then delivered, replaced or expired).
+        function update(item) {
+          const index = items.findIndex((kept) => kept.id === item.id);
+          if (index < 0) return;
+          items[index] = item;
+          const old = list.querySelector('li[data-id="' + String(Number(item.id)) + '"]');
+          if (!old) return;
+          const node = render(item);
+          if (old.dataset.live) node.dataset.live = old.dataset.live;
+          node.dataset.updated = "1";
+          if (matches(item)) list.replaceChild(node, old); else list.removeChild(old);
+        }
+
         function listen() {
           const source = new EventSource("/api/v1/stream?after=" + newest);
           source.onopen = () => { state.textContent = "live"; };
           source.onerror = () => { state.textContent = "reconnecting…"; };
           source.onmessage = (event) => { try { add(JSON.parse(event.data)); } catch (error) {} };
+          source.addEventListener("update", (event) => { try { update(JSON.parse(event.data)); } catch (error) {} });
         }
 
         // Called by /initial.js (the newest notifications as JSON, loaded with the page, so the

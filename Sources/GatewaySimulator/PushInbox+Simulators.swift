@@ -28,7 +28,7 @@ extension PushInbox {
         guard case .rejected(let connection, let response, let token, let reason) = event else { return }
         add([
             InboxNotification(
-                receivedMilliseconds: Host.unixMilliseconds(), transport: .binary, connection: connection,
+                receivedMilliseconds: nowMilliseconds, transport: .binary, connection: connection,
                 token: token, status: "\(response.status.rawValue) \(reason)",
                 statusCode: Int(response.status.rawValue), content: .rejected)
         ])
@@ -39,36 +39,29 @@ extension PushInbox {
         guard case .rejected(let connection, _, let response, let token, _) = event else { return }
         add([
             InboxNotification(
-                receivedMilliseconds: Host.unixMilliseconds(), transport: .http2, connection: connection,
+                receivedMilliseconds: nowMilliseconds, transport: .http2, connection: connection,
                 token: token, status: response.reason?.rawValue ?? "status \(response.status)",
                 statusCode: response.status, content: .rejected)
         ])
     }
 
-    /// Adds accepted binary frames of one connection.
-    public func add(frames: [Frame], connection: Int) {
-        let now = Host.unixMilliseconds()
-        add(
-            frames.compactMap { frame in
-                guard case .notification(let notification, _) = frame else { return nil }
-                return InboxNotification(
-                    receivedMilliseconds: now, transport: .binary, connection: connection, token: notification.token,
-                    status: "accepted", statusCode: 0, content: .frame(frame))
-            })
-    }
-
-    /// Adds accepted HTTP/2 requests.
+    /// Adds accepted HTTP/2 requests (with ``PushInbox/simulatesDevices``, each goes to its
+    /// device, and gets a fate), kept as their batch until read while every device is online.
     public func add(requests: [AcceptedRequest]) {
-        let now = Host.unixMilliseconds()
-        add(
-            requests.map { accepted in
-                var request = accepted.request
-                request.authorizationToken = nil
-                return InboxNotification(
-                    receivedMilliseconds: now, transport: .http2, connection: accepted.connection,
-                    token: accepted.request.deviceToken, status: "accepted", statusCode: 200,
-                    content: .request(request, apnsID: accepted.apnsID))
-            })
+        let now = nowMilliseconds
+        let fate: InboxNotification.Fate? = simulatesDevices ? .delivered : nil
+        add(lazily: requests.count, needsDevices: fate != nil) { index in
+            let accepted = requests[index]
+            var request = accepted.request
+            request.authorizationToken = nil
+            var notification = InboxNotification(
+                receivedMilliseconds: now, transport: .http2, connection: accepted.connection,
+                token: accepted.request.deviceToken, status: "accepted", statusCode: 200,
+                content: .request(request, apnsID: accepted.apnsID))
+            notification.fate = fate
+            notification.uniqueID = accepted.uniqueID
+            return notification
+        }
     }
 }
 

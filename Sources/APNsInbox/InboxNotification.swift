@@ -1,13 +1,12 @@
 import APNsCore
-import APNsCredentials
 
-/// One notification a simulator received, as ``PushInbox`` keeps it.
+/// One notification a simulator or a bridge received, as ``PushInbox`` keeps it.
 public struct InboxNotification: Sendable, Hashable {
     /// The protocol it arrived over.
     public enum Transport: String, Sendable, Hashable {
-        /// The legacy binary protocol (``GatewaySimulator``).
+        /// The legacy binary protocol (the binary simulator, or a bridge's senders).
         case binary
-        /// The HTTP/2 provider API (``ProviderSimulator``).
+        /// The HTTP/2 provider API (the HTTP/2 simulator).
         case http2
     }
 
@@ -15,10 +14,47 @@ public struct InboxNotification: Sendable, Hashable {
     public enum Content: Sendable, Hashable {
         /// An accepted binary frame.
         case frame(Frame)
-        /// An accepted HTTP/2 request (without its `authorization` value) and the `apns-id` it got.
-        case request(ProviderRequest, apnsID: APNsID)
+        /// An accepted HTTP/2 request (without its `authorization` value) and the `apns-id` it got
+        /// (boxed: a request is large, and a binary frame's notification stays small to copy).
+        indirect case request(ProviderRequest, apnsID: APNsID)
         /// A rejection: the simulator's events carry the token and the verdict, not the payload.
         case rejected
+        /// A binary frame a bridge received, and the HTTP/2 request it sent upstream for it (nil
+        /// when the bridge answered it without a round trip: refused, dropped, or a resend
+        /// acknowledged from memory).
+        indirect case bridged(Frame, upstream: ProviderRequest?)
+    }
+
+    /// What became of an accepted push, as Apple's delivery log tells it (the HTTP/2 simulator's
+    /// devices, ``DeviceStorage``).
+    public enum Fate: String, Sendable, Hashable, CaseIterable {
+        /// On the device: it was online, or came online while the push was stored.
+        case delivered
+        /// Kept for an offline device (the one push of its app APNs keeps for it).
+        case stored
+        /// Discarded while stored: a newer push for the same app and device took its place (or
+        /// one with the same `apns-collapse-id`).
+        case replaced
+        /// Discarded: its `apns-expiration` passed while the device was offline (`0`: never
+        /// stored, discarded at once).
+        case expired
+    }
+
+    /// One line of a push's delivery log (``InboxNotification/deliveryLog``).
+    public struct DeliveryEvent: Sendable, Hashable {
+        /// `accepted`, `stored`, `delivered`, `replaced` or `expired`.
+        public var event: String
+        /// When: UNIX time in milliseconds.
+        public var milliseconds: Int64
+        /// Why, in words (nil when the event says it all).
+        public var detail: String?
+
+        /// An event.
+        public init(event: String, milliseconds: Int64, detail: String? = nil) {
+            self.event = event
+            self.milliseconds = milliseconds
+            self.detail = detail
+        }
     }
 
     /// The inbox's number for it (1 for the first; given by the inbox when it is added).
@@ -39,6 +75,16 @@ public struct InboxNotification: Sendable, Hashable {
     public var statusCode: Int
     /// The notification itself.
     public var content: Content
+    /// Who sent it, in words, when the receiver knows more than a connection number (a bridge:
+    /// the sender's certificate subject, or its address).
+    public var sender: String?
+    /// What became of it on the device (HTTP/2 simulator, accepted pushes; nil elsewhere).
+    public var fate: Fate?
+    /// Its delivery log, oldest first (HTTP/2 simulator, accepted pushes): accepted, then stored,
+    /// delivered, replaced or expired, with times.
+    public var deliveryLog: [DeliveryEvent] = []
+    /// The `apns-unique-id` the simulator answered with (development), the delivery log's key.
+    public var uniqueID: APNsID?
 
     /// A notification received now.
     public init(
@@ -55,25 +101,38 @@ public struct InboxNotification: Sendable, Hashable {
         self.content = content
     }
 
+    /// The frame, when it came over the binary protocol and was kept.
+    public var frame: Frame? {
+        switch content {
+        case .frame(let frame), .bridged(let frame, _): frame
+        default: nil
+        }
+    }
+
+    /// The HTTP/2 request: the one received (HTTP/2 simulator) or the one sent upstream (bridge).
+    public var request: ProviderRequest? {
+        switch content {
+        case .request(let request, _): request
+        case .bridged(_, let upstream): upstream
+        default: nil
+        }
+    }
+
     /// Whether the simulator accepted it.
     public var isAccepted: Bool { status == "accepted" }
 
     /// The `apns-topic` (HTTP/2; binary frames carry none).
-    public var topic: String? {
-        if case .request(let request, _) = content { return request.topic }
-        return nil
-    }
+    /// (the request a bridge sent upstream carries the topic it chose).
+    public var topic: String? { request?.topic }
 
-    /// The `apns-push-type` (HTTP/2).
-    public var pushType: String? {
-        if case .request(let request, _) = content { return request.pushType?.rawValue }
-        return nil
-    }
+    /// The `apns-push-type` (HTTP/2; a bridge's, inferred from the payload).
+    public var pushType: String? { request?.pushType?.rawValue }
 
     /// The priority, when the sender gave one.
     public var priority: Int? {
         switch content {
-        case .frame(.notification(let notification, _)): notification.priority.map { Int($0.rawValue) }
+        case .frame(.notification(let notification, _)), .bridged(.notification(let notification, _), _):
+            notification.priority.map { Int($0.rawValue) }
         case .request(let request, _): request.priority.map { Int($0.rawValue) }
         default: nil
         }
@@ -82,7 +141,8 @@ public struct InboxNotification: Sendable, Hashable {
     /// The expiry (UNIX seconds; 0: do not store), when the sender gave one.
     public var expiry: UInt64? {
         switch content {
-        case .frame(.notification(let notification, _)): notification.expiration.map { UInt64($0.rawValue) }
+        case .frame(.notification(let notification, _)), .bridged(.notification(let notification, _), _):
+            notification.expiration.map { UInt64($0.rawValue) }
         case .request(let request, _): request.expiration.map { UInt64($0.rawValue) }
         default: nil
         }
@@ -91,16 +151,18 @@ public struct InboxNotification: Sendable, Hashable {
     /// The payload's bytes (nil for rejections: the events do not carry them).
     public var payload: [UInt8]? {
         switch content {
-        case .frame(.notification(let notification, _)): notification.payload.bytes
+        case .frame(.notification(let notification, _)), .bridged(.notification(let notification, _), _):
+            notification.payload.bytes
         case .request(let request, _): request.payload.bytes
         default: nil
         }
     }
 
     /// The request's headers as the simulator validated them (HTTP/2; `authorization` left out:
-    /// it is a credential), in the order APNs documents them.
+    /// it is a credential), in the order APNs documents them; for a bridge, the headers it sent
+    /// upstream.
     public var headers: [(name: String, value: String)] {
-        guard case .request(let request, _) = content else { return [] }
+        guard let request else { return [] }
         var headers: [(name: String, value: String)] = [
             (":method", "POST"), (":path", ProviderRequest.pathPrefix + request.deviceToken.hexString),
         ]
@@ -116,7 +178,7 @@ public struct InboxNotification: Sendable, Hashable {
     /// The frame's bytes in hex (binary), encoded again from the decoded frame (the same bytes
     /// for frames in the documented layouts).
     public var frameHex: String? {
-        guard case .frame(.notification(let notification, let command)) = content else { return nil }
+        guard case .notification(let notification, let command)? = frame else { return nil }
         let format: FrameFormat =
             switch command {
             case .simple: .simple

@@ -1,0 +1,110 @@
+import APNsCore
+import APNsCredentials
+import APNsRuntime
+import Foundation
+import LegacyAPNs
+
+/// `idle-senders`: one `legacy-push bridge` process holding many idle sender connections. Each
+/// connection completes its TLS handshake and sends one notification (delivered to `serve
+/// --http2`), then stays open and quiet; once the bridge has parked them all (its thread count
+/// back to where it was), the bridge's resident memory per connection is measured from
+/// `/proc/PID/status` (VmRSS before the first and after the last), and a new sender's whole
+/// send (`PushClient`, connect to confirmation) is timed while they are held.
+enum IdleSendersBenchmarks {
+    static func run(quick: Bool, report: @Sendable (BenchmarkResult) -> Void) async {
+        let count = quick ? 2_000 : 10_000
+        let scratch = NSTemporaryDirectory() + "/legacy-push-idlebench-\(getpid())"
+        do {
+            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let serve = try ServeHTTP2Process([
+                "--auth-key", "ABC123DEFG:DEF123GHIJ:" + Package.certs("AuthKey_ABC123DEFG.p8"),
+            ])
+            defer { serve.stop() }
+            let bridge = try BridgeProcess(
+                upstreamPort: serve.port, store: scratch + "/bridge.sqlite", log: scratch + "/bridge.log",
+                extra: ["--max-connections", String(count + 100)])
+            defer { bridge.stop() }
+            let pid = bridge.process.processIdentifier
+            let identity = try ClientIdentity(
+                pkcs12: Array(try Data(contentsOf: URL(fileURLWithPath: Package.certs("universal-modern.p12")))),
+                passphrase: "secret")
+            let ca = Certificate.certificates(
+                pemRepresentation: Array(try Data(contentsOf: URL(fileURLWithPath: Package.certs("ca.pem")))))
+            let context = try TLSContext.client(TLSConfiguration(identity: identity, trust: .certificates(ca)))
+            let endpoint = Endpoint(host: "127.0.0.1", port: bridge.port)
+            // One sender first: the bridge's threads and memory with one connection's worth of
+            // warm-up (the upstream connected, the TLS code paged in).
+            try sendOne(context: context, endpoint: endpoint, index: 0)?.close()
+            try await Task.sleep(for: .seconds(3))
+            let before = status(pid)
+            let started = Clock.now()
+            var senders: [TLSSession] = []
+            senders.reserveCapacity(count)
+            for index in 1...count {
+                guard let sender = try sendOne(context: context, endpoint: endpoint, index: index) else {
+                    throw HTTP2ServeBenchmarks.BenchmarkError("sender \(index) could not write")
+                }
+                senders.append(sender)
+            }
+            let opened = Clock.now() - started
+            // Parked once quiet for 2 s: the thread count comes back down.
+            let deadline = Clock.now() + 120
+            var held = status(pid)
+            while held.threads > before.threads + 2, Clock.now() < deadline {
+                try await Task.sleep(for: .milliseconds(500))
+                held = status(pid)
+            }
+            // A new sender while they are held: connect, send, confirmation barrier.
+            let client = try PushClient(
+                configuration: PushClient.Configuration(
+                    gateway: .custom(host: "127.0.0.1", port: bridge.port),
+                    tls: TLSConfiguration(identity: identity, trust: .certificates(ca))))
+            let newStart = Clock.now()
+            let newReport = await client.send([notification(count + 1)])
+            let newSeconds = Clock.now() - newStart
+            let perConnection = Double(held.rssKB - before.rssKB) / Double(count)
+            report(
+                BenchmarkResult(
+                    name: "bridge: \(count / 1000)k idle sender connections held", count: count, seconds: opened,
+                    unit: "conns",
+                    note:
+                        "opened (handshake + one notification each) at this rate; bridge RSS \(before.rssKB / 1024) MB "
+                        + "-> \(held.rssKB / 1024) MB: \(String(format: "%.1f", perConnection)) KB a connection; "
+                        + "threads \(before.threads) -> \(held.threads); a new sender meanwhile: "
+                        + "\(String(format: "%.1f", newSeconds * 1000)) ms "
+                        + (newReport.isCompleteSuccess ? "(delivered)" : "(FAILED: \(newReport))")))
+            for sender in senders { sender.close() }
+        } catch {
+            report(BenchmarkResult(name: "idle-senders", count: 0, seconds: 1, unit: "conns", note: "FAILED: \(error)"))
+        }
+    }
+
+    static func notification(_ index: Int) -> PushNotification {
+        var bytes = [UInt8](repeating: 0xAB, count: 32)
+        bytes[24..<32] = ArraySlice(withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) })
+        return PushNotification(
+            token: try! DeviceToken(bytes: bytes),
+            payload: Payload(unvalidatedBytes: Array(#"{"aps":{"alert":"idle \#(index)"}}"#.utf8)),
+            identifier: UInt32(index))
+    }
+
+    /// Connects, sends notification `index`, and returns the open connection (nil if the write failed).
+    static func sendOne(context: TLSContext, endpoint: Endpoint, index: Int) throws -> TLSSession? {
+        let session = try TLSSession.connect(to: endpoint, context: context, timeout: 10)
+        var writer = ByteWriter(capacity: 256)
+        FrameEncoder.encodeValidated(notification(index), as: .enhanced, identifier: UInt32(index), into: &writer)
+        guard writer.bytes.withUnsafeBytes({ session.writeAll($0, timeout: 10) }) == nil else { return nil }
+        return session
+    }
+
+    /// VmRSS (KB) and Threads of `pid`.
+    static func status(_ pid: Int32) -> (rssKB: Int, threads: Int) {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        func field(_ name: String) -> Int {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
+            return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0
+        }
+        return (field("VmRSS"), field("Threads"))
+    }
+}
