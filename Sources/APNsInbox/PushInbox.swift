@@ -133,6 +133,7 @@ public final class PushInbox: Sendable {
     /// An empty inbox keeping the newest `capacity` notifications (at least 1).
     ///
     /// - Parameters:
+    ///   - capacity: how many notifications are kept, the newest.
     ///   - simulatesDevices: pushes go to simulated devices (the HTTP/2 simulator): accepted
     ///     HTTP/2 requests get a fate, and `offline` devices store them.
     ///   - offline: the devices offline from the start.
@@ -161,7 +162,7 @@ public final class PushInbox: Sendable {
 
     /// Adds `count` notifications, the one `make` returns for each index (nil: none for it), each
     /// made under the inbox's one lock and put straight into the ring: the simulators' hand-over,
-    /// which makes no array of them first (``add(_:)``'s rules otherwise).
+    /// which makes no array of them first (``add(_:)-([InboxNotification])``'s rules otherwise).
     public func add(count: Int, _ make: (Int) -> InboxNotification?) {
         guard count > 0 else { return }
         let capacity = self.capacity
