@@ -133,7 +133,7 @@ public final class PushInbox: Sendable {
     /// An empty inbox keeping the newest `capacity` notifications (at least 1).
     ///
     /// - Parameters:
-    ///   - capacity: how many notifications are kept, the newest.
+    ///   - capacity: how many notifications are kept (the oldest go first).
     ///   - simulatesDevices: pushes go to simulated devices (the HTTP/2 simulator): accepted
     ///     HTTP/2 requests get a fate, and `offline` devices store them.
     ///   - offline: the devices offline from the start.
