@@ -12,6 +12,8 @@ import PackageDescription
 //   LegacyAPNs        the binary client                 FeedbackClient   the feedback reader/poller
 //   HTTP2Client       the HTTP/2 provider-API client    LegacyBridge     binary senders through HTTP/2
 //   GatewaySimulator  the simulators (no client module)  LegacyPushCLI    the command line, as a library
+//   APNsInput         checked, spooled JSON Lines input (the fast scan, the spool), feedback files, hex text
+//   CommandLineKit    the option table, parser, help and console of the command line (not a product)
 //   CFileGuard        C: the SIGBUS guard of mapped input (APNsRuntime's GuardedMapping)
 //   CHexDecode        C: SSE2 hex decoding of the common 64-digit token (APNsCore's only dependency)
 let package = Package(
@@ -27,6 +29,7 @@ let package = Package(
         .library(name: "GatewaySimulator", targets: ["GatewaySimulator"]),
         .library(name: "HTTP2Client", targets: ["HTTP2Client"]),
         .library(name: "LegacyBridge", targets: ["LegacyBridge"]),
+        .library(name: "APNsInput", targets: ["APNsInput"]),
         .executable(name: "legacy-push", targets: ["legacy-push"]),
     ],
     targets: [
@@ -97,10 +100,18 @@ let package = Package(
             dependencies: ["APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "APNsInbox"]
         ),
         .target(
+            name: "APNsInput",
+            dependencies: ["APNsCore", "APNsRuntime", "LegacyAPNs"]
+        ),
+        .target(
+            name: "CommandLineKit",
+            dependencies: ["APNsCore", "APNsRuntime"]
+        ),
+        .target(
             name: "LegacyPushCLI",
             dependencies: [
-                "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "APNsInbox", "LegacyAPNs",
-                "FeedbackClient", "GatewaySimulator", "HTTP2Client", "LegacyBridge",
+                "APNsCore", "APNsInput", "CommandLineKit", "APNsCredentials", "APNsRuntime", "APNsMetrics",
+                "APNsInbox", "LegacyAPNs", "FeedbackClient", "GatewaySimulator", "HTTP2Client", "LegacyBridge",
             ]
         ),
         .executableTarget(
@@ -160,7 +171,8 @@ let package = Package(
             name: "LegacyAPNsTests",
             dependencies: [
                 "APNsCore", "APNsCredentials", "APNsRuntime", "APNsMetrics", "APNsInbox", "LegacyAPNs",
-                "FeedbackClient", "GatewaySimulator", "HTTP2Client", "LegacyBridge", "LegacyPushCLI", "legacy-push",
+                "FeedbackClient", "GatewaySimulator", "HTTP2Client", "LegacyBridge", "APNsInput", "CommandLineKit",
+                "LegacyPushCLI", "legacy-push",
                 "Notify",
                 "FuzzHarness",
                 "TestSupport", "ProcessHarness",

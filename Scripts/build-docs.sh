@@ -23,6 +23,7 @@ modules=(
     LegacyBridge
     APNsMetrics
     APNsInbox
+    APNsInput
 )
 
 graphs="$PWD/.build/docs-build/symbol-graphs"

@@ -178,7 +178,6 @@ public final class GatewaySimulator: Sendable {
         var listeners: [Listener] = []
         var loops: [ServeLoop] = []
         var running = false
-        var activeThreads = 0
         var nextConnection = 0
         /// Connections counted against ``Configuration/maximumConnections``, by number.
         var connections: [Int: Tracked] = [:]
@@ -194,7 +193,7 @@ public final class GatewaySimulator: Sendable {
     let context: TLSContext
     let state: Mutex<State>
     let stopping = Atomic<Bool>(false)
-    private let threadsDone = ConditionLock()
+    private let threads = ThreadGroup()
 
     /// Prepares the simulator (loads the TLS identity); nothing listens until ``start()``.
     public init(configuration: Configuration) throws {
@@ -240,12 +239,7 @@ public final class GatewaySimulator: Sendable {
     public func stop() async {
         requestStop()
         await OSThread.run(name: "apns-sim-stop") { [self] in
-            let deadline = Monotonic.now() + Self.stopTimeout.inSeconds
-            threadsDone.withLock {
-                while state.withLock({ $0.activeThreads }) > 0, Monotonic.now() < deadline {
-                    _ = threadsDone.wait(timeout: 0.05)
-                }
-            }
+            threads.join(timeout: Self.stopTimeout)
             configuration.recorder?.flush()
         }
     }
@@ -290,12 +284,7 @@ public final class GatewaySimulator: Sendable {
     // MARK: - Threads
 
     func startThread(_ body: @escaping @Sendable () -> Void) {
-        state.withLock { $0.activeThreads += 1 }
-        OSThread.start(name: "apns-sim") {
-            body()
-            self.state.withLock { $0.activeThreads -= 1 }
-            self.threadsDone.withLock { self.threadsDone.broadcast() }
-        }
+        threads.start(name: "apns-sim", body)
     }
 
     var isStopping: Bool { stopping.load(ordering: .relaxed) }

@@ -5,8 +5,9 @@ public protocol ExchangeServer: Hashable, Sendable {
     var endpoint: Endpoint { get }
 }
 
-extension ProviderServer: ExchangeServer {}
-extension ChannelServer: ExchangeServer {}
+// Every service's host (``ProviderServer``, ``ChannelServer``, ``BroadcastServer``; a type
+// conforms once, whatever its service).
+extension ServiceHost: ExchangeServer {}
 
 /// Where and how ``ChannelClient`` (``ChannelServer``) and ``BroadcastClient``
 /// (``BroadcastServer``) connect.

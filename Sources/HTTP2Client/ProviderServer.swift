@@ -1,18 +1,13 @@
-/// Where HTTP/2 notifications go.
-public enum ProviderServer: Hashable, Sendable {
-    /// `api.push.apple.com:443`.
-    case production
-    /// `api.sandbox.push.apple.com:443` (development).
-    case sandbox
-    /// Any server, e.g. `legacy-push serve --http2`.
-    case custom(Endpoint)
+import APNsCore
 
-    /// The address to connect to.
-    public var endpoint: Endpoint {
-        switch self {
-        case .production: Endpoint(host: "api.push.apple.com", port: 443)
-        case .sandbox: Endpoint(host: "api.sandbox.push.apple.com", port: 443)
-        case .custom(let endpoint): endpoint
-        }
-    }
+/// Where HTTP/2 notifications go: `api.push.apple.com:443`, `api.sandbox.push.apple.com:443`
+/// (development), or any server, e.g. `legacy-push serve --http2`.
+public typealias ProviderServer = ServiceHost<ProviderAPI>
+
+/// Apple's HTTP/2 provider API: `api.push.apple.com:443` and `api.sandbox.push.apple.com:443`.
+public enum ProviderAPI: PushService {
+    /// `api.push.apple.com:443`.
+    public static let production = Endpoint(host: "api.push.apple.com", port: 443)
+    /// `api.sandbox.push.apple.com:443` (development).
+    public static let sandbox = Endpoint(host: "api.sandbox.push.apple.com", port: 443)
 }

@@ -172,11 +172,10 @@ public final class Bridge: Sendable {
     public var configuration: Configuration { core.configuration }
     private let core: BridgeCore
     private let state = Mutex(RunState())
-    private let threadsDone = ConditionLock()
+    private let threads = ThreadGroup()
 
     private struct RunState {
         var listeners: [Listener] = []
-        var activeThreads = 0
         var activeConnections = 0
         /// Connections accepted whose TLS handshake has not ended (some may have ended since:
         /// ``PendingHandshake/isPending`` says), removed when their thread ends.
@@ -215,7 +214,7 @@ public final class Bridge: Sendable {
     /// Sender connections waiting without a thread (``Configuration/parkAfter``).
     package var parkedConnections: Int { core.idleSenders?.count ?? 0 }
     /// The bridge's threads now (accept loops, the parker, one per sender connection not parked).
-    package var activeThreads: Int { state.withLock { $0.activeThreads } }
+    package var activeThreads: Int { threads.count }
 
     /// Sender sessions registered (tests: none is kept once its connection and verdicts are over).
     package var registeredSessions: Int { core.allSessions.count }
@@ -310,12 +309,7 @@ public final class Bridge: Sendable {
         core.idleSenders?.wake()
         let drain = configuration.drainTimeout.inSeconds
         await OSThread.run(name: "apns-bridge-stop") { [self] in
-            let deadline = Monotonic.now() + drain + 5
-            threadsDone.withLock {
-                while state.withLock({ $0.activeThreads }) > 0, Monotonic.now() < deadline {
-                    _ = threadsDone.wait(timeout: 0.05)
-                }
-            }
+            _ = threads.join(timeout: .seconds(drain + 5))
         }
         // The last verdicts, bounded: what does not come in time is given up (and reported).
         let upstreams = core.allUpstreams
@@ -341,12 +335,7 @@ public final class Bridge: Sendable {
     // MARK: - Threads
 
     private func startThread(_ body: @escaping @Sendable () -> Void) {
-        state.withLock { $0.activeThreads += 1 }
-        OSThread.start(name: "apns-bridge") {
-            body()
-            self.state.withLock { $0.activeThreads -= 1 }
-            self.threadsDone.withLock { self.threadsDone.broadcast() }
-        }
+        threads.start(name: "apns-bridge", body)
     }
 
     private func acceptLoop(_ listener: Listener, isFeedback: Bool) {

@@ -41,13 +41,9 @@ package final class HTTPServer: Sendable {
     private let limits: Limits
     private let handler: @Sendable (HTTPRequest) -> HTTPResponse
     private let stopping = Atomic<Bool>(false)
-    private let threads = Mutex(Threads())
-    private let threadsDone = ConditionLock()
-
-    private struct Threads {
-        var running = 0
-        var connections = 0
-    }
+    private let threads = ThreadGroup()
+    /// Connections being served (at most ``Limits/maximumConnections``).
+    private let connections = Mutex(0)
 
     /// The address it listens on (the real port when 0 was asked for).
     package var endpoint: Endpoint { listener.endpoint }
@@ -73,31 +69,21 @@ package final class HTTPServer: Sendable {
     package func stop() {
         stopping.store(true, ordering: .relaxed)
         listener.wake()
-        let deadline = Monotonic.now() + limits.writeTimeout + 1
-        threadsDone.withLock {
-            while threads.withLock({ $0.running }) > 0, Monotonic.now() < deadline {
-                _ = threadsDone.wait(timeout: 0.05)
-            }
-        }
+        threads.join(timeout: .seconds(limits.writeTimeout + 1))
     }
 
     private var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     private func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
-        threads.withLock { $0.running += 1 }
-        OSThread.start(name: name) {
-            body()
-            self.threads.withLock { $0.running -= 1 }
-            self.threadsDone.withLock { self.threadsDone.broadcast() }
-        }
+        threads.start(name: name, body)
     }
 
     private func acceptLoop() {
         while !isStopping {
             guard let (socket, client) = listener.accept(timeout: 0.5) else { continue }
-            let admitted = threads.withLock { threads in
-                guard threads.connections < limits.maximumConnections else { return false }
-                threads.connections += 1
+            let admitted = connections.withLock { connections in
+                guard connections < limits.maximumConnections else { return false }
+                connections += 1
                 return true
             }
             let transport = TCPTransport(socket, peer: client)
@@ -112,7 +98,7 @@ package final class HTTPServer: Sendable {
             let box = TransportBox(transport)
             startThread(name: "apns-http") {
                 self.serve(box.transport)
-                self.threads.withLock { $0.connections -= 1 }
+                self.connections.withLock { $0 -= 1 }
             }
         }
     }

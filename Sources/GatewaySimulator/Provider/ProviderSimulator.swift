@@ -67,7 +67,6 @@ public final class ProviderSimulator: Sendable {
         var listener: Listener?
         var managementListener: Listener?
         var managementEndpoint: Endpoint?
-        var activeThreads = 0
         /// The connections counted against ``Limits/maximumConnections``, by number (one evicted
         /// to make room no longer counts while it closes).
         var connections: [Int: ProviderConnectionActivity] = [:]
@@ -79,7 +78,7 @@ public final class ProviderSimulator: Sendable {
     let policy: ProviderPolicy
     let context: TLSContext
     private let state = Mutex(State())
-    private let threadsDone = ConditionLock()
+    private let threads = ThreadGroup()
 
     /// Prepares the simulator (loads the TLS identity); nothing listens until ``start()``.
     ///
@@ -127,12 +126,7 @@ public final class ProviderSimulator: Sendable {
     public func stop() async {
         requestStop()
         await OSThread.run(name: "apns-h2-stop") { [self] in
-            let deadline = Monotonic.now() + Self.stopTimeout.inSeconds
-            threadsDone.withLock {
-                while state.withLock({ $0.activeThreads }) > 0, Monotonic.now() < deadline {
-                    _ = threadsDone.wait(timeout: 0.05)
-                }
-            }
+            threads.join(timeout: Self.stopTimeout)
             configuration.recorder?.flush()
         }
     }
@@ -169,12 +163,7 @@ public final class ProviderSimulator: Sendable {
     // MARK: - Threads
 
     private func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
-        state.withLock { $0.activeThreads += 1 }
-        OSThread.start(name: name) {
-            body()
-            self.state.withLock { $0.activeThreads -= 1 }
-            self.threadsDone.withLock { self.threadsDone.broadcast() }
-        }
+        threads.start(name: name, body)
     }
 
     private func acceptLoop(_ listener: Listener, servesPushes: Bool = true) {

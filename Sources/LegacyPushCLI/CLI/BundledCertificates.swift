@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 import Synchronization
 

@@ -1,3 +1,4 @@
+import CommandLineKit
 import LegacyAPNs
 
 /// Options more than one subcommand takes, declared once.

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 
 /// `--sandbox`, `--gateway`/`--feedback`, `--ca-file`: where to connect and whom to trust.

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 
 /// The credential options shared by every command that reads a certificate: `--cert`, `--key`,
@@ -108,9 +109,13 @@ enum CredentialOptions {
         let keyBytes = try keyPath.map { try Files.read($0) }
         let explicit = try explicitPassphrase(arguments)
 
+        // The file an attempt was opening when it failed (the certificate file, or the separate key).
+        var opening = path
         func attempt(_ passphrase: String?) throws -> Credentials {
+            opening = path
             let credentials = try naming(path) { try Credentials(bytes, passphrase: passphrase) }
             guard let keyPath, let keyBytes else { return credentials }
+            opening = keyPath
             let key = try naming(keyPath) { try PrivateKey(pemRepresentation: keyBytes, passphrase: passphrase) }
             return credentials.replacingPrivateKey(key)
         }
@@ -120,7 +125,7 @@ enum CredentialOptions {
             return try attempt(nil)
         } catch let error as LegacyAPNsError where error.code == .wrongPassphrase {
             // The file that needs one: the certificate file, or the separate key.
-            let encrypted = keyPath.flatMap { error.reason.hasPrefix("\($0): ") ? $0 : nil } ?? path
+            let encrypted = opening
             guard console.stdinIsTerminal, let typed = Terminal.readSecret(prompt: "Passphrase for \(path): ") else {
                 throw missingPassphrase(encrypted, terminal: console.stdinIsTerminal)
             }
@@ -143,7 +148,7 @@ enum CredentialOptions {
     static func naming<Result>(_ path: String, _ body: () throws -> Result) throws -> Result {
         do {
             return try body()
-        } catch let error as LegacyAPNsError {
+        } catch let error as LegacyAPNsError where error.code != .fileError {  // a file error names its file
             throw LegacyAPNsError(error.code, "\(path): \(error.reason)")
         }
     }

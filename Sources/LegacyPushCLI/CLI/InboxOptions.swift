@@ -1,3 +1,4 @@
+import CommandLineKit
 import GatewaySimulator
 
 /// `--inbox HOST:PORT` and `--inbox-size N` (`serve`, `serve --http2`, `bridge`): a page and a JSON

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 
 /// The `legacy-push` command: the table of subcommands and the one place errors become exit codes.
@@ -37,6 +38,14 @@ enum LegacyPush {
             InspectCommand.spec, FrameCommand.spec, ChannelsCommand.spec,
         ]
     }
+
+    /// Names people carry over from a sibling subcommand, and what this subcommand calls the same
+    /// thing: `[subcommand: [typed: meant]]`.
+    static let aliases: [String: [String: String]] = [
+        "feedback": ["gateway": "feedback", "feedback-port": "feedback", "port": "feedback"],
+        "send": ["feedback": "gateway", "port": "gateway", "host": "gateway"],
+        "serve": ["gateway": "port", "gateway-port": "port", "feedback": "feedback-port"],
+    ]
 
     static var helpSpec: CommandSpec {
         CommandSpec(
@@ -122,7 +131,7 @@ enum LegacyPush {
             console.print(HelpFormatter.render(command, path: path), terminator: false)
             return .success
         }
-        switch try ArgumentParser.parse(arguments, command: root) {
+        switch try ArgumentParser.parse(arguments, command: root, aliases: aliases) {
         case .version:
             console.print("legacy-push \(version)")
             return .success

@@ -1,4 +1,5 @@
 import APNsMetrics
+import CommandLineKit
 
 /// `--metrics HOST:PORT` (`bridge`, `serve`, `serve --http2`): `GET /metrics` (Prometheus text
 /// format), `GET /healthz` and `GET /readyz` over plain HTTP on that address.
@@ -65,3 +66,30 @@ protocol SideServer: Sendable {
 }
 
 extension MetricsServer: SideServer {}
+
+extension InterruptWatch {
+    /// ``serve(start:announce:stop:)`` with a serving command's side servers (`--metrics`,
+    /// `--inbox`; either may be nil): started before the command's own servers (and stopped again
+    /// when those fail to start), announced after the command's lines, stopped after it.
+    static func serve<Endpoints>(
+        console: Console, metrics: (any SideServer)?, inbox: (any SideServer)?,
+        start: () async throws -> Endpoints, announce: (Endpoints) -> Void, stop: () async -> Void
+    ) async throws {
+        try await serve(
+            start: {
+                try await MetricsOptions.start(inbox) { try await MetricsOptions.start(metrics) { try await start() } }
+            },
+            announce: { started in
+                let ((endpoints, metricsEndpoint), inboxEndpoint) = started
+                announce(endpoints)
+                if let metricsEndpoint { console.print(MetricsOptions.announcement(metricsEndpoint)) }
+                if let inboxEndpoint { console.print(InboxOptions.announcement(inboxEndpoint)) }
+                console.flush()
+            },
+            stop: {
+                await stop()
+                await metrics?.stop()
+                await inbox?.stop()
+            })
+    }
+}

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 
 /// Writes output files safely: never over an existing file unless asked, never a moment where a
@@ -82,10 +83,10 @@ enum OutputFile {
                 throw failure("cannot create a file next to", path, error)
             }
         }
-        throw CLIError.usage("cannot create a temporary file next to '\(path)'")
+        throw LegacyAPNsError(.fileError, "cannot create a temporary file next to '\(path)'")
     }
 
-    private static func failure(_ what: String, _ path: String, _ error: SystemError) -> CLIError {
-        CLIError.usage("\(what) '\(path)': \(error)")
+    private static func failure(_ what: String, _ path: String, _ error: SystemError) -> LegacyAPNsError {
+        LegacyAPNsError(.fileError, "\(what) '\(path)': \(error)")
     }
 }

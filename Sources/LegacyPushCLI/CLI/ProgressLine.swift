@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import HTTP2Client
 import LegacyAPNs
 import Synchronization

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import HTTP2Client
 
 /// `--proxy http://[user:pass@]host:port` (`send --http2`, `bridge`): the HTTP proxy provider

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import Synchronization
 
 /// Turns SIGINT and SIGTERM into a callback, so long-running commands (`serve`, `send`,

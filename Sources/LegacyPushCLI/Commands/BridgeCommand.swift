@@ -1,5 +1,6 @@
 import APNsMetrics
 internal import APNsRuntime
+import CommandLineKit
 import LegacyBridge
 
 /// `legacy-push bridge`: an unmodified legacy sender delivers through the HTTP/2 API.

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import HTTP2Client
 
 /// `legacy-push channels create|read|list|delete`: broadcast channels through Apple's channel

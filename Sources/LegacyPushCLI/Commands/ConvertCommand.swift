@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 
 /// `legacy-push convert`: PKCS#12 to PEM and back, DER `.cer` to PEM, legacy or modern encryption.

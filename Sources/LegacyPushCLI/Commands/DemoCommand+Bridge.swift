@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import FeedbackClient
 import GatewaySimulator
 import HTTP2Client

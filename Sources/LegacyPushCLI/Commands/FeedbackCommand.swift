@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import Dispatch
 import FeedbackClient
 import LegacyAPNs
@@ -219,9 +220,10 @@ enum FeedbackCommand {
     /// that sets them.
     static func failure(_ error: LegacyAPNsError, output: FeedbackOutput, console: Console) -> any Error {
         let save = output.save
-        // The read ended cleanly but the raw sink failed: that is the --save failure.
-        if let saveFailure = save?.failure, saveFailure == error { return saveFailed(error, output: output) }
-        if let saveFailure = save?.failure, saveFailure != error {
+        // The read ended because the raw sink failed: that is the --save failure (a file error; the
+        // reader's own failures never are one).
+        if let saveFailure = save?.failure, error.code == .fileError { return saveFailed(saveFailure, output: output) }
+        if let saveFailure = save?.failure {
             console.warning("--save stopped: \(saveFailure.reason)")
         }
         if error.code == .malformedFrame { return CLIError.connection(error.reason) }

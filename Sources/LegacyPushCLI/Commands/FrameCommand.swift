@@ -1,4 +1,6 @@
+import APNsInput
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 
 /// `legacy-push frame encode` and `legacy-push frame decode`: byte-level work on frames.

@@ -1,3 +1,4 @@
+import CommandLineKit
 import LegacyAPNs
 
 /// `legacy-push inspect AuthKey_<KEYID>.p8`: what an APNs token-signing key is (kept apart from

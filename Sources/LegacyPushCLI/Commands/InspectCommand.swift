@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 
 /// `legacy-push inspect`: what a push certificate is for and how long it lasts.

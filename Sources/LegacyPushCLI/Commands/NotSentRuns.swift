@@ -1,3 +1,4 @@
+import CommandLineKit
 import LegacyAPNs
 
 /// The notifications a send never handed to the gateway (certainly not delivered), as runs of
@@ -84,18 +85,4 @@ protocol SendInputNaming {
     func line(of position: UInt64) -> Int?
     /// The caller's identifier and the token of the flag-input notification at 1-based `position`.
     func notification(at position: Int) -> (identifier: UInt32?, token: DeviceToken)?
-}
-
-extension SendCommand.Input: SendInputNaming {
-    func notification(at position: Int) -> (identifier: UInt32?, token: DeviceToken)? {
-        guard case .list(let list) = self, list.indices.contains(position - 1) else { return nil }
-        return (list[position - 1].identifier, list[position - 1].token)
-    }
-}
-
-extension SendCommand.HTTP2Input: SendInputNaming {
-    func notification(at position: Int) -> (identifier: UInt32?, token: DeviceToken)? {
-        guard case .list(let list) = self, list.indices.contains(position - 1) else { return nil }
-        return (list[position - 1].identifier, list[position - 1].deviceToken)
-    }
 }

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import FeedbackClient
 import LegacyAPNs
 import Synchronization
@@ -32,7 +33,7 @@ final class SaveFile: @unchecked Sendable {
         do {
             descriptor = try FileDescriptor.open(path, .appending(permissions: 0o600, exclusive: exclusive))
         } catch {
-            throw CLIError.usage("cannot open '\(path)' for \(option): \(error)")
+            throw LegacyAPNsError(.fileError, "cannot open '\(path)' for \(option): \(error)")
         }
         // The umask can only take bits away from 0600; make a new file exactly 0600 anyway.
         if !existed { try? FileDescriptor.setPermissions(descriptor, 0o600) }

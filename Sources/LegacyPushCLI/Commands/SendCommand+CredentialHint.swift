@@ -1,3 +1,4 @@
+import CommandLineKit
 import HTTP2Client
 
 extension SendCommand {

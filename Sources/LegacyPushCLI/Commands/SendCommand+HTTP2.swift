@@ -1,4 +1,6 @@
+import APNsInput
 internal import APNsRuntime
+import CommandLineKit
 import HTTP2Client
 
 /// `legacy-push send --http2`: the same input forms as the binary `send`, through Apple's HTTP/2
@@ -24,19 +26,10 @@ extension SendCommand {
                 + "A JSON Lines pushType must be one Apple documents too (else exit 2 naming the line)."
         ) { text in
             let type = PushType(rawValue: text)
-            if let problem = unknownPushType(type, named: "--push-type") { throw CLIError.usage(problem) }
+            if let problem = PushType.unknownTypeProblem(type, named: "--push-type") { throw CLIError.usage(problem) }
             return type
         }
 
-        /// Why `type` is refused ("`name` must be one of alert, background, ..., got 'x'", with a
-        /// suggestion), or nil when Apple documents it: the one check of `--push-type` and of a
-        /// JSON Lines `pushType`.
-        static func unknownPushType(_ type: PushType, named name: String) -> String? {
-            guard !type.isKnown else { return nil }
-            let names = PushType.allKnown.map(\.rawValue)
-            return "\(name) must be one of \(names.joined(separator: ", ")), got '\(type.rawValue)'"
-                + ArgumentParser.suggestion(for: type.rawValue, among: names, prefix: "")
-        }
         static let collapseID = Option<String>.text(
             "collapse-id", "id", help: "HTTP/2: apns-collapse-id (64 bytes at most).")
         static let apnsID = Option<APNsID>("apns-id", "uuid", help: "HTTP/2: the apns-id (one notification only).") {
@@ -86,26 +79,13 @@ extension SendCommand {
             }
             pushType = .liveActivity
         }
-        if pushType == .liveActivity { topic = liveActivityTopic(topic) }
+        if pushType == .liveActivity { topic = PushType.liveActivityTopic(topic) }
 
         // The input, checked whole before anything connects.
-        let input: HTTP2Input
-        if let path = try arguments.value(Options.input) {
-            if let conflicting = arguments.given(
-                Options.perNotification + ["apns-id", "collapse-id"] + LiveActivityOptions.all
-            ).first {
-                throw CLIError.usage("--\(conflicting) cannot be combined with --input (the lines carry it)")
-            }
-            input = .file(
-                try await JSONLinesInput.open(
-                    path, validation: .http2(topic: topic, pushType: pushType, usesTokens: credentials.usesTokens),
-                    firstLine: try arguments.value(Options.fromLine) ?? 1, temporaryDirectory: Files.temporaryDirectory)
-            )
-        } else {
-            if arguments.has(Options.fromLine) { throw CLIError.usage("--from-line needs --input") }
-            input = .list(
-                try http2RequestsFromFlags(arguments, topic: topic, pushType: pushType, credentials: credentials))
-        }
+        let input = try await self.input(
+            arguments, perNotification: Options.perNotification + ["apns-id", "collapse-id"] + LiveActivityOptions.all,
+            validation: .http2(topic: topic, pushType: pushType, usesTokens: credentials.usesTokens)
+        ) { try http2RequestsFromFlags(arguments, topic: topic, pushType: pushType, credentials: credentials) }
 
         var configuration = ProviderClient.Configuration(server: .custom(endpoint), credentials: credentials)
         configuration.trust = try ConnectionOptions.trust(arguments)
@@ -115,48 +95,30 @@ extension SendCommand {
         configuration.proxy = try ProxyOptions.resolve(arguments, for: endpoint.host)
         configuration.delivery.reconnect = ReconnectPolicy(maximumConsecutiveFailures: retries)
 
-        let output = SendHTTP2Output(console: console, json: json, input: input)
-        let progress =
-            console.stderrIsTerminal && !arguments.isSet(CommonOptions.quiet)
-            ? ProgressLine(console: console, total: input.count) : nil
-        let client = try ProviderClient(configuration: configuration) { event in
-            progress?.observe(event)
-            if case .rejected(_, let rejection) = event {
-                if console.stdoutIsTerminal { progress?.clear() }
-                output.rejected(rejection)
+        return try await deliver(
+            arguments, console: console, total: input.count,
+            output: SendHTTP2Output(console: console, json: json, input: input), endpoint: endpoint,
+            makeClient: { try ProviderClient(configuration: configuration, events: $0) },
+            send: { client in
+                let report =
+                    switch input {
+                    case .list(let requests): await client.send(requests)
+                    case .file(let file): await client.send(file.requests())
+                    }
+                // One send, then the connection it kept open closes (GOAWAY, close_notify).
+                await client.shutdown()
+                return report
+            }
+        ) { report in
+            if let failure = report.failure, failure.code == .certificateRejected,
+                let hint = report.rejected.lazy.compactMap({
+                    credentialHint(for: $0.reason, credentials: credentials, endpoint: endpoint)
+                }).first
+            {
+                report.failure = LegacyAPNsError(
+                    failure.code, failure.reason + ": " + hint, underlying: failure.underlying)
             }
         }
-        progress?.start()
-        let task = Task { () -> ProviderSendReport in
-            let report =
-                switch input {
-                case .list(let requests): await client.send(requests)
-                case .file(let file): await client.send(file.requests())
-                }
-            // One send, then the connection it kept open closes (GOAWAY, close_notify).
-            await client.shutdown()
-            return report
-        }
-        let interrupt = InterruptWatch.send(
-            console: console, progress: progress, inFlight: { client.notificationsInFlight },
-            settle: { task.cancel() }, abandon: { client.abandon() })
-        var report = await task.value
-        interrupt.cancel()
-        progress?.finish()
-        if let failure = report.failure, failure.code == .certificateRejected,
-            let hint = report.rejected.lazy.compactMap({
-                credentialHint(for: $0.reason, credentials: credentials, endpoint: endpoint)
-            }).first
-        {
-            report.failure = LegacyAPNsError(failure.code, failure.reason + ": " + hint, underlying: failure.underlying)
-        }
-
-        if let failure = report.failure, failure.code != .cancelled { console.error(failure.reason) }
-        output.summary(report, endpoint: endpoint)
-        if let failure = report.failure {
-            return failure.code == .cancelled ? .interrupted : LegacyPush.exitStatus(for: failure)
-        }
-        return report.isCompleteSuccess ? .success : .refused
     }
 
     /// `--auth-key` (with `--key-id`, `--team-id`) for token auth, else `--cert` for certificate auth.
@@ -226,34 +188,17 @@ extension SendCommand {
         }
     }
 
-    enum HTTP2Input: Sendable {
-        case list([ProviderRequest])
-        case file(JSONLinesInput)
-
-        var count: Int {
-            switch self {
-            case .list(let list): list.count
-            case .file(let file): file.count
-            }
-        }
-
-        func line(of position: UInt64) -> Int? {
-            switch self {
-            case .list: nil
-            case .file(let file): file.lines.line(of: Int(position))
-            }
-        }
-    }
+    typealias HTTP2Input = SendInput<ProviderRequest>
 }
 
 /// What `send --http2` prints, in the shapes of `docs/cli-contract.md`.
-struct SendHTTP2Output: Sendable {
+struct SendHTTP2Output: SendPrinter {
     let console: Console
     let json: Bool
     let input: SendCommand.HTTP2Input
 
     func reportedID(identifier: UInt32?, position: UInt64) -> UInt64 {
-        identifier.map(UInt64.init) ?? input.line(of: position).map(UInt64.init) ?? position
+        input.reportedID(identifier: identifier, position: position)
     }
 
     func rejected(_ rejection: ProviderRejection) {

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import HTTP2Client
 
 /// `send --http2 --live-activity start|update|end` (the payload of a Live Activity push) and
@@ -108,12 +109,6 @@ extension SendCommand {
         } catch let error as LegacyAPNsError {
             throw CLIError.usage(error.reason)
         }
-    }
-
-    /// The topic of a Live Activity push: the bundle id with `.push-type.liveactivity`.
-    static func liveActivityTopic(_ topic: String?) -> String? {
-        guard let topic, let suffix = PushType.liveActivity.requiredTopicSuffix else { return topic }
-        return topic.hasSuffix(suffix) ? topic : topic + suffix
     }
 
     /// `send --http2 --channel ID --topic BUNDLE`: one broadcast.

@@ -1,4 +1,6 @@
+import APNsInput
 internal import APNsRuntime
+import CommandLineKit
 import LegacyAPNs
 
 /// `legacy-push send`: one notification from flags, or many from JSON Lines.
@@ -106,20 +108,9 @@ enum SendCommand {
         let json = arguments.isSet(Options.json)
 
         // The input next: nothing connects until the whole input is known to be good.
-        let input: Input
-        if let path = try arguments.value(Options.input) {
-            if let conflicting = arguments.given(Options.perNotification).first {
-                throw CLIError.usage("--\(conflicting) cannot be combined with --input (the lines carry it)")
-            }
-            input = .file(
-                try await JSONLinesInput.open(
-                    path, validation: .binary(encoder: encoder, format: format),
-                    firstLine: try arguments.value(Options.fromLine) ?? 1, temporaryDirectory: Files.temporaryDirectory)
-            )
-        } else {
-            if arguments.has(Options.fromLine) { throw CLIError.usage("--from-line needs --input") }
-            input = .list(try notificationsFromFlags(arguments, encoder: encoder, format: format))
-        }
+        let input = try await self.input(
+            arguments, perNotification: Options.perNotification, validation: .binary(encoder: encoder, format: format)
+        ) { try notificationsFromFlags(arguments, encoder: encoder, format: format) }
 
         let identity = try CredentialOptions.loadIdentity(arguments, console: console)
         var configuration = PushClient.Configuration(
@@ -133,39 +124,16 @@ enum SendCommand {
         configuration.delivery = DeliveryStateMachine.Configuration(
             cacheCapacity: cache, reconnect: ReconnectPolicy(maximumConsecutiveFailures: retries))
 
-        let output = SendOutput(console: console, json: json, input: input)
-        let progress =
-            console.stderrIsTerminal && !arguments.isSet(CommonOptions.quiet)
-            ? ProgressLine(console: console, total: input.count) : nil
-        let client = try PushClient(configuration: configuration) { event in
-            progress?.observe(event)
-            if case .rejected(_, let rejection) = event {
-                // Erase the progress line only when the rejection goes to the same terminal.
-                if console.stdoutIsTerminal { progress?.clear() }
-                output.rejected(rejection)
-            }
-        }
-        progress?.start()
-        let task = Task { () -> SendReport in
+        return try await deliver(
+            arguments, console: console, total: input.count,
+            output: SendOutput(console: console, json: json, input: input), endpoint: endpoint,
+            makeClient: { try PushClient(configuration: configuration, events: $0) }
+        ) { client in
             switch input {
             case .list(let notifications): await client.send(notifications)
             case .file(let file): await client.send(frames: file.frameBatches())
             }
         }
-        let interrupt = InterruptWatch.send(
-            console: console, progress: progress, inFlight: { client.notificationsInFlight },
-            settle: { task.cancel() }, abandon: { client.abandon() })
-        let report = await task.value
-        interrupt.cancel()
-        progress?.finish()
-
-        // The cause first, then the accounting.
-        if let failure = report.failure, failure.code != .cancelled { console.error(failure.reason) }
-        output.summary(report, endpoint: endpoint)
-        if let failure = report.failure {
-            return failure.code == .cancelled ? .interrupted : LegacyPush.exitStatus(for: failure)
-        }
-        return report.isCompleteSuccess ? .success : .refused
     }
 
     /// `--gateway`, or the reason there is none: Apple's binary gateways are gone.
@@ -184,25 +152,7 @@ enum SendCommand {
                 + "or give --gateway HOST:PORT for a gateway of your own")
     }
 
-    enum Input: Sendable {
-        case list([PushNotification])
-        case file(JSONLinesInput)
-
-        var count: Int {
-            switch self {
-            case .list(let list): list.count
-            case .file(let file): file.count
-            }
-        }
-
-        /// The line (JSON Lines) or the `--token` index of the notification at `position`.
-        func line(of position: UInt64) -> Int? {
-            switch self {
-            case .list: nil
-            case .file(let file): file.lines.line(of: Int(position))
-            }
-        }
-    }
+    typealias Input = SendInput<PushNotification>
 
     /// `--token` (repeatable) with `--payload`, `--payload-file` or the payload builder flags.
     static func notificationsFromFlags(_ arguments: ParsedArguments, encoder: FrameEncoder, format: FrameFormat) throws

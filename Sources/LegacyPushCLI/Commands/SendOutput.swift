@@ -1,3 +1,5 @@
+import APNsCore
+import CommandLineKit
 import LegacyAPNs
 
 /// What `send` prints: a line per rejection as it happens, and at the end the notifications
@@ -7,7 +9,7 @@ import LegacyAPNs
 /// fate unknown) or not sent (never written, including input the client never took), and
 /// `accepted + rejected + unconfirmed + notSent` is the number of input notifications, however
 /// the send ended.
-struct SendOutput: Sendable {
+struct SendOutput: SendPrinter {
     let console: Console
     let json: Bool
     let input: SendCommand.Input
@@ -15,7 +17,7 @@ struct SendOutput: Sendable {
     /// The identifier a report shows: the caller's `id`, else the line number (JSON Lines), else the
     /// position.
     func reportedID(identifier: UInt32?, position: UInt64) -> UInt64 {
-        identifier.map(UInt64.init) ?? input.line(of: position).map(UInt64.init) ?? position
+        input.reportedID(identifier: identifier, position: position)
     }
 
     /// One rejected notification, as it happens.
@@ -162,7 +164,8 @@ struct SendOutput: Sendable {
     }
 }
 
-/// One JSON object on one line, keys in the order they are added.
+/// One JSON object on one line, keys in the order they are added (strings escaped by APNsCore's
+/// one JSON string writer).
 struct JSONLine {
     private var bytes: [UInt8]
     private var isEmpty = false
@@ -170,7 +173,7 @@ struct JSONLine {
     /// Starts `{"event":"<event>"`.
     init(_ event: String) {
         bytes = Array(#"{"event":"#.utf8)
-        appendJSONStringForCLI(event, to: &bytes)
+        appendJSONString(event, to: &bytes)
     }
 
     /// Starts an object without an `event` key (`channels --json`).
@@ -182,7 +185,7 @@ struct JSONLine {
     private mutating func key(_ name: String) {
         if !isEmpty { bytes.append(UInt8(ascii: ",")) }
         isEmpty = false
-        appendJSONStringForCLI(name, to: &bytes)
+        appendJSONString(name, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
     }
 
@@ -203,27 +206,9 @@ struct JSONLine {
 
     mutating func add(_ name: String, _ value: String) {
         key(name)
-        appendJSONStringForCLI(value, to: &bytes)
+        appendJSONString(value, to: &bytes)
     }
 
     /// The line (without a newline).
     var text: String { String(decoding: bytes + [UInt8(ascii: "}")], as: UTF8.self) }
-}
-
-/// JSON string escaping for the CLI's own output.
-func appendJSONStringForCLI(_ text: String, to bytes: inout [UInt8]) {
-    bytes.append(UInt8(ascii: "\""))
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": bytes.append(contentsOf: [0x5C, 0x22])
-        case "\\": bytes.append(contentsOf: [0x5C, 0x5C])
-        case "\n": bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-        case _ where scalar.value < 0x20:
-            let hex = String(scalar.value, radix: 16)
-            bytes.append(
-                contentsOf: Array("\\u".utf8) + Array((String(repeating: "0", count: 4 - hex.count) + hex).utf8))
-        default: bytes.append(contentsOf: String(scalar).utf8)
-        }
-    }
-    bytes.append(UInt8(ascii: "\""))
 }

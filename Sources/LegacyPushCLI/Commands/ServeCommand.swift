@@ -1,4 +1,6 @@
+import APNsInput
 internal import APNsRuntime
+import CommandLineKit
 import FeedbackClient
 import GatewaySimulator
 import LegacyAPNs
@@ -200,24 +202,12 @@ enum ServeCommand {
             return MetricsOptions.server(metrics, at: endpoint)
         }
         try await InterruptWatch.serve(
-            start: {
-                try await MetricsOptions.start(inboxed?.server) {
-                    try await MetricsOptions.start(metricsServer) { try await simulator.start() }
-                }
-            },
-            announce: { started in
-                let ((endpoints, metricsEndpoint), inboxEndpoint) = started
+            console: console, metrics: metricsServer, inbox: inboxed?.server, start: { try await simulator.start() },
+            announce: { endpoints in
                 console.print("listening on \(endpoints.gateway)")
                 if let feedback = endpoints.feedback { console.print("feedback on \(feedback)") }
-                if let metricsEndpoint { console.print(MetricsOptions.announcement(metricsEndpoint)) }
-                if let inboxEndpoint { console.print(InboxOptions.announcement(inboxEndpoint)) }
-                console.flush()
             },
-            stop: {
-                await simulator.stop()
-                await metricsServer?.stop()
-                await inboxed?.server.stop()
-            })
+            stop: { await simulator.stop() })
         let statistics = simulator.statistics
         var stopped =
             "stopped: \(counted(statistics.connections, "connection")), \(statistics.accepted) accepted, "

@@ -1,4 +1,5 @@
 internal import APNsRuntime
+import CommandLineKit
 import GatewaySimulator
 import LegacyAPNs
 
@@ -193,7 +194,7 @@ enum ServeHTTP2Command {
         /// " (did you mean 'BadDeviceToken'?)" for a reason spelt nearly right, in any case.
         static func suggestion(for text: String, among names: [String]) -> String {
             let typed = text.lowercased()
-            let scored = names.map { ($0, ArgumentParser.editDistance(typed, $0.lowercased())) }
+            let scored = names.map { ($0, Suggestion.editDistance(typed, $0.lowercased())) }
             guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 3 else { return "" }
             return " (did you mean '\(best.0)'?)"
         }
@@ -398,26 +399,14 @@ enum ServeHTTP2Command {
             return MetricsOptions.server(metrics, at: endpoint)
         }
         try await InterruptWatch.serve(
-            start: {
-                try await MetricsOptions.start(inboxed?.server) {
-                    try await MetricsOptions.start(metricsServer) { try await simulator.start() }
-                }
-            },
-            announce: { started in
-                let ((endpoint, metricsEndpoint), inboxEndpoint) = started
+            console: console, metrics: metricsServer, inbox: inboxed?.server, start: { try await simulator.start() },
+            announce: { endpoint in
                 console.print("listening on \(endpoint) (HTTP/2)")
                 if let management = simulator.managementEndpoint {
                     console.print("listening on \(management) (channel management)")
                 }
-                if let metricsEndpoint { console.print(MetricsOptions.announcement(metricsEndpoint)) }
-                if let inboxEndpoint { console.print(InboxOptions.announcement(inboxEndpoint)) }
-                console.flush()
             },
-            stop: {
-                await simulator.stop()
-                await metricsServer?.stop()
-                await inboxed?.server.stop()
-            })
+            stop: { await simulator.stop() })
         console.diagnostic("stopped: \(simulator.statistics.summary)")
         return .success
     }

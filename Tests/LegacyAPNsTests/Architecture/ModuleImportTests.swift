@@ -34,6 +34,8 @@ import Testing
         ("HTTP2Client", servers.union(["LegacyAPNs", "FeedbackClient", "APNsInbox"])),
         ("GatewaySimulator", clients.union(["LegacyBridge"])),
         ("LegacyBridge", Set(["LegacyAPNs", "FeedbackClient", "GatewaySimulator"])),
+        ("APNsInput", servers.union(["FeedbackClient", "HTTP2Client", "APNsInbox", "LegacyPushCLI", "Glibc"])),
+        ("CommandLineKit", clients.union(servers).union(["APNsInput", "APNsInbox", "APNsMetrics", "Glibc"])),
     ]
 
     @Test(arguments: forbidden.map(\.0))

@@ -1,3 +1,4 @@
+import CommandLineKit
 import FeedbackClient
 import Foundation
 import GatewaySimulator

@@ -49,7 +49,7 @@ import Testing
         let withSnippets = try Self.pages.filter { try Self.program(of: $0).blocks > 0 }
         for module in [
             "APNsCore", "APNsCredentials", "LegacyAPNs", "FeedbackClient", "GatewaySimulator",
-            "HTTP2Client", "LegacyBridge",
+            "HTTP2Client", "LegacyBridge", "APNsInput",
         ] {
             #expect(withSnippets.contains { $0.hasPrefix("Sources/\(module)/") }, "\(module) shows no code")
         }

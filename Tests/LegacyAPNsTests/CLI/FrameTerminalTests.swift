@@ -1,3 +1,5 @@
+import APNsInput
+import CommandLineKit
 import Foundation
 import TestSupport
 import Testing

@@ -1,4 +1,4 @@
-internal import APNsRuntime
+import APNsCore
 
 /// Parses a command line against a ``CommandSpec``.
 ///
@@ -8,22 +8,19 @@ internal import APNsRuntime
 /// A name it does not know gets a suggestion where one is close: a near spelling
 /// (`--tokn`), another case (`--INPUT`), one dash instead of two (`-input`), or the name another
 /// subcommand uses for the same thing (`feedback --gateway`: `--feedback`).
-enum ArgumentParser {
-    enum Outcome {
+package enum ArgumentParser {
+    package enum Outcome {
         case run(CommandSpec, ParsedArguments)
         case help(CommandSpec, path: String)
         case version
     }
 
-    /// Names people carry over from a sibling subcommand, and what this subcommand calls the same
-    /// thing: `[subcommand: [typed: meant]]`.
-    static let aliases: [String: [String: String]] = [
-        "feedback": ["gateway": "feedback", "feedback-port": "feedback", "port": "feedback"],
-        "send": ["feedback": "gateway", "port": "gateway", "host": "gateway"],
-        "serve": ["gateway": "port", "gateway-port": "port", "feedback": "feedback-port"],
-    ]
-
-    static func parse(_ arguments: [String], command root: CommandSpec) throws -> Outcome {
+    /// Parses `arguments` against `root`'s table. `aliases` are names people carry over from a
+    /// sibling subcommand, and what each subcommand calls the same thing (`[subcommand: [typed:
+    /// meant]]`), for the suggestion of an unknown option.
+    package static func parse(
+        _ arguments: [String], command root: CommandSpec, aliases: [String: [String: String]] = [:]
+    ) throws -> Outcome {
         var command = root
         var path = root.name
         var index = 0
@@ -82,7 +79,7 @@ enum ArgumentParser {
                 name = String(name[..<equals])
             }
             guard let option = command.options.first(where: { $0.name == name }) else {
-                throw unknownOption(name, of: command, path: path, root: root)
+                throw unknownOption(name, of: command, path: path, root: root, aliases: aliases)
             }
             if !option.takesValue {
                 if inlineValue != nil { throw CLIError.usage("--\(name) is a flag and takes no value") }
@@ -119,18 +116,20 @@ enum ArgumentParser {
     }
 
     /// "unknown subcommand 'sned' for 'legacy-push' (did you mean 'send'?)".
-    static func unknownSubcommand(_ word: String, of command: CommandSpec, path: String) -> CLIError {
+    package static func unknownSubcommand(_ word: String, of command: CommandSpec, path: String) -> CLIError {
         CLIError.usage(
             "unknown subcommand '\(word)' for '\(path)'"
-                + suggestion(for: word, among: command.subcommands.map(\.name), prefix: ""))
+                + Suggestion.didYouMean(word, among: command.subcommands.map(\.name), prefix: ""))
     }
 
     /// "unknown option '--gateway' for 'legacy-push feedback' (did you mean '--feedback'? ...)":
     /// a near spelling first, then this subcommand's name for an option of a sibling, then which
     /// other subcommand has the option.
-    static func unknownOption(_ name: String, of command: CommandSpec, path: String, root: CommandSpec) -> CLIError {
+    package static func unknownOption(
+        _ name: String, of command: CommandSpec, path: String, root: CommandSpec, aliases: [String: [String: String]]
+    ) -> CLIError {
         let names = command.options.map(\.name)
-        var hint = suggestion(for: name, among: names, prefix: "--")
+        var hint = Suggestion.didYouMean(name, among: names, prefix: "--")
         let owners = commands(having: name, in: root, path: root.name).filter { $0 != path }
         if hint.isEmpty, let meant = aliases[command.name]?[name.lowercased()], names.contains(meant) {
             let elsewhere = owners.first.map { " --\(name) is an option of '\($0)'" } ?? ""
@@ -142,40 +141,11 @@ enum ArgumentParser {
     }
 
     /// The paths of the commands under `command` that have an option called `name`.
-    static func commands(having name: String, in command: CommandSpec, path: String) -> [String] {
+    package static func commands(having name: String, in command: CommandSpec, path: String) -> [String] {
         var found = command.options.contains { $0.name == name } ? [path] : []
         for sub in command.subcommands {
             found += commands(having: name, in: sub, path: path + " " + sub.name)
         }
         return found
-    }
-
-    /// " (did you mean '--token'?)" when a known name is close to what was typed: the same name in
-    /// another case, or a near spelling.
-    static func suggestion(for word: String, among names: [String], prefix: String) -> String {
-        if let sameLetters = names.first(where: { $0.lowercased() == word.lowercased() }), sameLetters != word {
-            return " (did you mean '\(prefix)\(sameLetters)'? names are lowercase)"
-        }
-        let typed = word.lowercased()
-        let allowed = typed.count <= 3 ? 1 : typed.count < 9 ? 2 : 3
-        let scored = names.map { ($0, editDistance(typed, $0)) }.filter { $0.1 <= allowed }
-        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return "" }
-        return " (did you mean '\(prefix)\(best.0)'?)"
-    }
-
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a)
-        let b = Array(b)
-        guard !a.isEmpty else { return b.count }
-        guard !b.isEmpty else { return a.count }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }

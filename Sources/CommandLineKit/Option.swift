@@ -1,26 +1,26 @@
-import LegacyAPNs
+import APNsCore
 
 /// A command-line option that takes a value, declared once: its name, the type its value parses
 /// to, its default, its range and its help. The same declaration drives parsing, validation and
 /// `--help` (swift-argument-parser's idea, without property wrappers), so the help's
 /// "(default: ...)" is the default that is used, and a value out of range names the range.
-struct Option<Value: Sendable>: Sendable {
+package struct Option<Value: Sendable>: Sendable {
     /// `--name`.
-    let name: String
+    package let name: String
     /// What the value is, in help and errors (`<seconds>`).
-    let valueName: String
+    package let valueName: String
     /// One line (or a few) for `--help`.
-    let help: String
+    package let help: String
     /// Used when the option is not given.
-    let defaultValue: Value?
+    package let defaultValue: Value?
     /// How help shows the default.
-    let defaultText: String?
+    package let defaultText: String?
     /// Shown without brackets in USAGE; missing is a usage error.
-    let isRequired: Bool
+    package let isRequired: Bool
     /// Turns the text into a value or throws a ``CLIError`` naming the option and what it expects.
-    let parse: @Sendable (String) throws -> Value
+    package let parse: @Sendable (String) throws -> Value
 
-    init(
+    package init(
         _ name: String, _ valueName: String, help: String, default defaultValue: Value? = nil,
         defaultText: String? = nil, required: Bool = false, parse: @escaping @Sendable (String) throws -> Value
     ) {
@@ -34,17 +34,17 @@ struct Option<Value: Sendable>: Sendable {
     }
 
     /// What the parser and the help formatter see.
-    var spec: OptionSpec {
+    package var spec: OptionSpec {
         OptionSpec(name: name, kind: .value(valueName), help: help, defaultValue: defaultText, isRequired: isRequired)
     }
 
     /// The same option with a default (shown in help, used when the option is not given).
-    func defaulting(_ value: Value) -> Option {
+    package func defaulting(_ value: Value) -> Option {
         Option(name, valueName, help: help, default: value, defaultText: nil, required: isRequired, parse: parse)
     }
 
     /// The same option with other help (a command may explain a shared option in its own words).
-    func help(_ text: String) -> Option {
+    package func help(_ text: String) -> Option {
         Option(
             name, valueName, help: text, default: defaultValue, defaultText: defaultText, required: isRequired,
             parse: parse)
@@ -52,47 +52,48 @@ struct Option<Value: Sendable>: Sendable {
 }
 
 /// An option that may be given several times (`--token A --token B`).
-struct RepeatedOption<Value: Sendable>: Sendable {
-    let name: String
-    let valueName: String
-    let help: String
-    let parse: @Sendable (String) throws -> Value
+package struct RepeatedOption<Value: Sendable>: Sendable {
+    package let name: String
+    package let valueName: String
+    package let help: String
+    package let parse: @Sendable (String) throws -> Value
 
-    init(_ name: String, _ valueName: String, help: String, parse: @escaping @Sendable (String) throws -> Value) {
+    package init(_ name: String, _ valueName: String, help: String, parse: @escaping @Sendable (String) throws -> Value)
+    {
         self.name = name
         self.valueName = valueName
         self.help = help
         self.parse = parse
     }
 
-    var spec: OptionSpec { OptionSpec(name: name, kind: .repeatedValue(valueName), help: help) }
+    package var spec: OptionSpec { OptionSpec(name: name, kind: .repeatedValue(valueName), help: help) }
 }
 
 /// A `--name` switch without a value.
-struct Flag: Sendable {
-    let name: String
-    let help: String
+package struct Flag: Sendable {
+    package let name: String
+    package let help: String
 
-    init(_ name: String, help: String) {
+    package init(_ name: String, help: String) {
         self.name = name
         self.help = help
     }
 
-    var spec: OptionSpec { OptionSpec(name: name, kind: .flag, help: help) }
+    package var spec: OptionSpec { OptionSpec(name: name, kind: .flag, help: help) }
 }
 
 // MARK: - Value types
 
 extension Option where Value == String {
     /// Any text (a name, a path, a JSON document).
-    static func text(_ name: String, _ valueName: String, help: String, required: Bool = false) -> Option {
+    package static func text(_ name: String, _ valueName: String, help: String, required: Bool = false) -> Option {
         Option(name, valueName, help: help, required: required) { $0 }
     }
 }
 
 extension Option {
     /// A whole number within `range`.
-    static func integer(
+    package static func integer(
         _ name: String, _ valueName: String = "n", help: String, range: ClosedRange<Value>, default: Value? = nil,
         defaultText: String? = nil
     ) -> Option where Value: FixedWidthInteger {
@@ -102,7 +103,7 @@ extension Option {
     }
 
     /// One of a fixed set of words, each standing for a value.
-    static func choice(
+    package static func choice(
         _ name: String, help: String, _ choices: KeyValuePairs<String, Value>, default: Value? = nil
     ) -> Option where Value: Equatable {
         let words = choices.map(\.key)
@@ -115,7 +116,7 @@ extension Option {
                 throw CLIError.usage(
                     "--\(name) must be one of \(words.joined(separator: ", ")), got '\(text)'"
                         + (words.allSatisfy(Self.isVersionNumber)
-                            ? "" : ArgumentParser.suggestion(for: text, among: words, prefix: "")))
+                            ? "" : Suggestion.didYouMean(text, among: words, prefix: "")))
             }
             return match.value
         }
@@ -124,14 +125,14 @@ extension Option {
 
 extension Option {
     /// "1.2": no "did you mean" among version numbers (1.1 is a version, not a typo of 1.2).
-    static func isVersionNumber(_ word: String) -> Bool {
+    package static func isVersionNumber(_ word: String) -> Bool {
         word.allSatisfy { $0.isNumber || $0 == "." }
     }
 }
 
 extension Option where Value == Duration {
     /// A number of seconds, fractions allowed; zero only when `allowsZero`.
-    static func seconds(
+    package static func seconds(
         _ name: String, help: String, default: Duration? = nil, defaultText: String? = nil, allowsZero: Bool = false
     ) -> Option {
         Option(
@@ -149,22 +150,8 @@ extension Option where Value == Duration {
     }
 
     /// "0.2", "30".
-    static func formatSeconds(_ duration: Duration) -> String {
+    package static func formatSeconds(_ duration: Duration) -> String {
         let seconds = duration.inSeconds
         return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
-    }
-}
-
-extension Option where Value == Endpoint {
-    /// `HOST:PORT` (IPv6 literals in brackets), through the one parser: a URL, a port over
-    /// 65535 or a missing port is a usage error saying why (`examplePort` is the one suggested).
-    static func endpoint(_ name: String, help: String, examplePort: UInt16) -> Option {
-        Option(name, "host:port", help: help) { text in
-            do {
-                return try Endpoint(parsing: text, naming: "--" + name, examplePort: examplePort)
-            } catch let error as LegacyAPNsError {
-                throw CLIError.usage(error.reason)
-            }
-        }
     }
 }

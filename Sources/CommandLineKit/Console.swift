@@ -1,35 +1,34 @@
 internal import APNsRuntime
-import LegacyAPNs
 import Synchronization
 
 /// Where the CLI's output goes: results to stdout (buffered, flushed in large writes), diagnostics
 /// to stderr (unbuffered, one line at a time). Tests capture both in memory instead.
-final class Console: Sendable {
-    enum Sink: Sendable {
+package final class Console: Sendable {
+    package enum Sink: Sendable {
         case standardStreams
         case memory
     }
 
     private struct State {
-        var out: [UInt8] = []
-        var err: [UInt8] = []
+        package var out: [UInt8] = []
+        package var err: [UInt8] = []
         /// The `errno` of the first failed write to stdout.
-        var outputFailure: Int32?
+        package var outputFailure: Int32?
         /// Whether the command already reported that failure in its own words.
-        var outputFailureReported = false
+        package var outputFailureReported = false
     }
 
     private let sink: Sink
     private let state = Mutex(State())
     /// Whether stderr is a terminal (progress lines go there only then).
-    let stderrIsTerminal: Bool
+    package let stderrIsTerminal: Bool
     /// Whether stdout is a terminal (a progress line is erased before results are printed only
     /// when both go to the terminal).
-    let stdoutIsTerminal: Bool
+    package let stdoutIsTerminal: Bool
     /// Whether stdin is a terminal (passphrase prompts only then).
-    let stdinIsTerminal: Bool
+    package let stdinIsTerminal: Bool
 
-    init(sink: Sink = .standardStreams) {
+    package init(sink: Sink = .standardStreams) {
         self.sink = sink
         switch sink {
         case .standardStreams:
@@ -44,7 +43,7 @@ final class Console: Sendable {
     }
 
     /// A memory console that claims terminals, for tests of what commands do on a terminal.
-    init(memoryWithTerminals stdin: Bool, stdout: Bool, stderr: Bool) {
+    package init(memoryWithTerminals stdin: Bool, stdout: Bool, stderr: Bool) {
         sink = .memory
         stdinIsTerminal = stdin
         stdoutIsTerminal = stdout
@@ -52,12 +51,12 @@ final class Console: Sendable {
     }
 
     /// Writes a line to stdout.
-    func print(_ line: String) {
+    package func print(_ line: String) {
         write(Array(line.utf8) + [0x0A])
     }
 
     /// Writes raw bytes to stdout.
-    func write(_ bytes: [UInt8]) {
+    package func write(_ bytes: [UInt8]) {
         let flushNow: [UInt8]? = state.withLock { state in
             state.out.append(contentsOf: bytes)
             guard sink == .standardStreams, state.out.count >= 64 * 1024 else { return nil }
@@ -68,22 +67,22 @@ final class Console: Sendable {
     }
 
     /// Writes `legacy-push: error: <message>` to stderr.
-    func error(_ message: String) {
+    package func error(_ message: String) {
         diagnostic("legacy-push: error: \(message)")
     }
 
     /// Writes `legacy-push: warning: <message>` to stderr.
-    func warning(_ message: String) {
+    package func warning(_ message: String) {
         diagnostic("legacy-push: warning: \(message)")
     }
 
     /// Writes a line to stderr (after flushing stdout, so interleaving stays in order).
-    func diagnostic(_ line: String) {
+    package func diagnostic(_ line: String) {
         writeError(Array(line.utf8) + [0x0A])
     }
 
     /// Writes raw bytes to stderr, unbuffered.
-    func writeError(_ bytes: [UInt8]) {
+    package func writeError(_ bytes: [UInt8]) {
         flush()
         switch sink {
         case .standardStreams: Self.writeAll(bytes, to: 2)
@@ -92,7 +91,7 @@ final class Console: Sendable {
     }
 
     /// Sends buffered stdout bytes.
-    func flush() {
+    package func flush() {
         guard sink == .standardStreams else { return }
         let pending: [UInt8] = state.withLock { state in
             defer { state.out.removeAll(keepingCapacity: true) }
@@ -103,14 +102,14 @@ final class Console: Sendable {
 
     /// Why writing to stdout failed ("No space left on device"), if it did: results were lost,
     /// so the command must not exit 0 (``LegacyPush`` checks this last).
-    var outputFailure: String? {
+    package var outputFailure: String? {
         flush()
         return state.withLock { $0.outputFailure.map { errnoText($0) } }
     }
 
     /// Whether a command has reported the stdout failure itself (``LegacyPush`` then adds no line
     /// of its own, but still never exits 0).
-    var outputFailureReported: Bool {
+    package var outputFailureReported: Bool {
         get { state.withLock { $0.outputFailureReported } }
         set { state.withLock { $0.outputFailureReported = newValue } }
     }
@@ -123,9 +122,9 @@ final class Console: Sendable {
     }
 
     /// What was written to stdout (memory sink only).
-    var capturedOutput: [UInt8] { state.withLock { $0.out } }
+    package var capturedOutput: [UInt8] { state.withLock { $0.out } }
     /// What was written to stderr (memory sink only).
-    var capturedError: String { state.withLock { String(decoding: $0.err, as: UTF8.self) } }
+    package var capturedError: String { state.withLock { String(decoding: $0.err, as: UTF8.self) } }
 
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
         FileDescriptor.writeAll(bytes, to: descriptor)  // nowhere left to report a failure on stderr

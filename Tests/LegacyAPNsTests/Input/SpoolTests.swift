@@ -4,7 +4,7 @@ import LegacyAPNs
 import TestSupport
 import Testing
 
-@testable import LegacyPushCLI
+@testable import APNsInput
 
 /// The spool of `send --input` (#18): frame records in memory up to a budget, then in the file.
 /// Wherever the records were kept, the send reads the same records in the same order, in batches

@@ -1,37 +1,48 @@
 internal import APNsRuntime
 import LegacyAPNs
 
-/// `send --input`: JSON Lines from a file or stdin, checked whole before anything is sent, with
-/// flat memory.
+/// A JSON Lines file of notifications (one `{"token":"<hex>","payload":{...},"id":7}` a line),
+/// checked whole before anything is sent, with flat memory: the input of `legacy-push send
+/// --input`, and of any program that sends such a file with `PushClient.send(frames:)` or
+/// `ProviderClient.send(_:)`.
+///
+/// ```swift
+/// let input = try await JSONLinesInput.open(
+///     "batch.jsonl", validation: .binary(encoder: FrameEncoder(), format: .enhanced))
+/// let report = await client.send(frames: input.frameBatches())
+/// for rejected in report.rejected {
+///     print("line \(input.lines.line(of: Int(rejected.position))): \(rejected.status)")
+/// }
+/// ```
 ///
 /// The check parses and validates every line (a bad one is reported with its number before
-/// anything connects) and keeps each notification in a ``SpoolFile``: for the binary protocol
+/// anything connects) and keeps each notification in a spool (`SpoolFile`): for the binary protocol
 /// as the frame record the send writes, in memory up to ``memoryBudget`` and then in an unlinked
-/// temporary file; for the HTTP/2 API as a ``SpoolRecord`` in the file. The send streams the
+/// temporary file; for the HTTP/2 API as a `SpoolRecord` in the file. The send streams the
 /// spool back, so no JSON is parsed twice, what is sent is exactly what was checked (even if the
 /// input changes meanwhile), and stdin works like a file.
 /// A large regular file is checked in two parts on two threads. Every step runs on threads of its
 /// own, never on Swift's cooperative pool.
-final class JSONLinesInput: Sendable {
+public final class JSONLinesInput: Sendable {
     /// The spools of the parts, in input order.
     private let spools: [SpoolFile]
     /// What the lines were checked for (and so what the spools hold).
-    private let validation: JSONLinesCheck.Validation
+    private let validation: Validation
     /// Which line each notification came from.
-    let lines: LineIndex
+    public let lines: LineIndex
     /// Notifications in the input (from `firstLine` on).
-    var count: Int { lines.count }
+    public var count: Int { lines.count }
 
     /// Regular files at least this large are checked in two parts.
-    static let splitThreshold = 8 * 1024 * 1024
+    public static let splitThreshold = 8 * 1024 * 1024
 
     /// Bytes of frame records the parts of a binary send's input keep in memory together (about
     /// 230,000 notifications with 100-byte payloads), shared equally among the parts; the rest
     /// are spooled to the file. Enough that a common send never copies its frames through the
     /// kernel, small enough that a send of any size stays well under 64 MB.
-    static let memoryBudget = 32 * 1024 * 1024
+    public static let memoryBudget = 32 * 1024 * 1024
 
-    private init(spools: [SpoolFile], lines: LineIndex, validation: JSONLinesCheck.Validation) {
+    private init(spools: [SpoolFile], lines: LineIndex, validation: Validation) {
         self.spools = spools
         self.validation = validation
         self.lines = lines
@@ -39,22 +50,26 @@ final class JSONLinesInput: Sendable {
 
     /// Reads and checks `path` (`-` is stdin) from line `firstLine` on (earlier lines are
     /// skipped unread, for resuming a send). A binary send's frame records are kept in memory up
-    /// to `memoryBudget` bytes (all parts together), the rest in the spool file.
+    /// to `memoryBudget` bytes (all parts together), the rest in an unlinked spool file in
+    /// `temporaryDirectory` (the library reads no environment: pass `$TMPDIR` if you honour it).
+    /// The work runs on threads of its own, never on Swift's cooperative pool.
     ///
-    /// - Throws: ``CLIError`` for unreadable input or an input with no notifications;
-    ///   ``LegacyAPNsError`` (`malformedInput`, "line N: ...") for the first bad line.
-    static func open(
-        _ path: String, validation: JSONLinesCheck.Validation, firstLine: Int = 1, temporaryDirectory: String,
+    /// - Throws: ``LegacyAPNsError``: `.malformedInput` for the first bad line ("line N: ...",
+    ///   its `underlying` a `NotificationLineParser.LineError` with the number and the reason) or
+    ///   an input with no notifications; `.fileError` for input that cannot be read and a spool
+    ///   that cannot be written.
+    public static func open(
+        _ path: String, validation: Validation, firstLine: Int = 1, temporaryDirectory: String = "/tmp",
         memoryBudget: Int = memoryBudget
     ) async throws -> JSONLinesInput {
         let name = path == "-" ? "stdin" : "'\(path)'"
-        let input = try Files.openForReading(path)
-        defer { Files.close(input) }
+        let input = try InputFile.openForReading(path)
+        defer { InputFile.close(input) }
         let parts: [JSONLinesCheck.Outcome]
         let budget: Int
         if case .binary = validation { budget = memoryBudget } else { budget = 0 }
-        if firstLine == 1, let size = Files.regularFileSize(input), size >= splitThreshold,
-            let middle = await OSThread.run(name: "jsonl-split", { Files.lineStart(in: input, near: size / 2) })
+        if firstLine == 1, let size = InputFile.regularFileSize(input), size >= splitThreshold,
+            let middle = await OSThread.run(name: "jsonl-split", { InputFile.lineStart(in: input, near: size / 2) })
         {
             let check = JSONLinesCheck(
                 validation: validation, firstLine: firstLine, name: name, memoryBudget: budget / 2)
@@ -82,7 +97,8 @@ final class JSONLinesInput: Sendable {
             linesBefore += part.lineCount
         }
         guard lines.count > 0 else {
-            throw CLIError.usage(
+            throw LegacyAPNsError(
+                .malformedInput,
                 firstLine > 1
                     ? "\(name) holds no notifications from line \(firstLine) on" : "\(name) holds no notifications")
         }
@@ -90,26 +106,29 @@ final class JSONLinesInput: Sendable {
     }
 
     /// The checked notifications for the binary protocol as the frames that will carry them, in
-    /// input order, for ``PushClient/send(frames:)`` (a notification without an `id` has a nil
+    /// input order, for `PushClient.send(frames:)` (a notification without an `id` has a nil
     /// identifier: reports name it by its line, ``LineIndex/line(of:)``). Only for an input
-    /// opened with ``JSONLinesCheck/Validation/binary(encoder:format:)``.
-    func frameBatches() -> FrameBatches { FrameBatches(parts: spools, validation: validation) }
+    /// opened with ``Validation/binary(encoder:format:)``. Read them once: a batch of records
+    /// kept in memory is a view of its segment, freed when the send is done with it.
+    public func frameBatches() -> FrameBatches { FrameBatches(parts: spools, validation: validation) }
 
     /// The spools' frame records one after the other, as batches.
-    struct FrameBatches: Sequence, Sendable {
+    public struct FrameBatches: Sequence, Sendable {
         let parts: [SpoolFile]
-        let validation: JSONLinesCheck.Validation
+        let validation: Validation
 
-        func makeIterator() -> Iterator { Iterator(parts: parts, validation: validation) }
+        /// An iterator over the batches.
+        public func makeIterator() -> Iterator { Iterator(parts: parts, validation: validation) }
 
-        struct Iterator: IteratorProtocol {
+        /// The batches of one part after the other.
+        public struct Iterator: IteratorProtocol {
             let parts: [SpoolFile]
             let format: FrameFormat
             let encoder: FrameEncoder
             var part = 0
             var current: SpoolFile.FrameBatches.Iterator?
 
-            init(parts: [SpoolFile], validation: JSONLinesCheck.Validation) {
+            init(parts: [SpoolFile], validation: Validation) {
                 self.parts = parts
                 guard case .binary(let encoder, let format) = validation else {
                     preconditionFailure("frame batches of an input checked for HTTP/2")
@@ -118,7 +137,8 @@ final class JSONLinesInput: Sendable {
                 current = parts.first?.frameBatches(format: format, encoder: encoder).makeIterator()
             }
 
-            mutating func next() -> FrameBatch? {
+            /// The next batch, or nil after the last.
+            public mutating func next() -> FrameBatch? {
                 while current != nil {
                     if let batch = current!.next() { return batch }
                     part += 1
@@ -131,35 +151,40 @@ final class JSONLinesInput: Sendable {
         }
     }
 
-    /// The checked requests for the HTTP/2 API, in input order.
-    func requests() -> Records<ProviderRequest> {
+    /// The checked requests for the HTTP/2 API, in input order (each with the push type and
+    /// topic the check settled on). Only for an input opened with ``Validation/http2(topic:pushType:usesTokens:)``.
+    public func requests() -> Records<ProviderRequest> {
         Records(parts: spools.map { $0.records() }) { $0.providerRequest }
     }
 
     /// The spools' records one after the other, as `Element`s.
-    struct Records<Element: Sendable>: Sequence, Sendable {
+    public struct Records<Element: Sendable>: Sequence, Sendable {
         let parts: [SpoolFile.Records]
         let convert: @Sendable (SpoolRecord.Decoded) -> Element
 
-        func makeIterator() -> Iterator { Iterator(base: parts.joined().makeIterator(), convert: convert) }
+        /// An iterator over the records, read from the spool file in large pieces.
+        public func makeIterator() -> Iterator { Iterator(base: parts.joined().makeIterator(), convert: convert) }
 
-        struct Iterator: IteratorProtocol {
+        /// The records of one part after the other.
+        public struct Iterator: IteratorProtocol {
             var base: FlattenSequence<[SpoolFile.Records]>.Iterator
             let convert: @Sendable (SpoolRecord.Decoded) -> Element
 
-            mutating func next() -> Element? { base.next().map(convert) }
+            /// The next record, or nil after the last.
+            public mutating func next() -> Element? { base.next().map(convert) }
         }
     }
 }
 
-/// Checks one part of a JSON Lines input and spools what it holds.
-struct JSONLinesCheck: Sendable {
-    /// What a line must satisfy besides being well-formed.
-    enum Validation: Sendable {
+extension JSONLinesInput {
+    /// What a line must satisfy besides being well-formed JSON in the shape of a notification.
+    public enum Validation: Sendable {
         /// Fit a binary frame of `format` under `encoder`'s limits.
         case binary(encoder: FrameEncoder, format: FrameFormat)
         /// Be a request the HTTP/2 API would not refuse (tokens of 32 bytes or more, a push type
-        /// Apple documents, the push type's payload limit, its topic suffix and priority, ...), with these defaults applied.
+        /// Apple documents, the push type's payload limit, its topic suffix and priority, ...), with
+        /// these defaults applied: `topic` and `pushType` for lines without one (the push type is
+        /// otherwise inferred from the payload), `usesTokens` for token authentication's rules.
         case http2(topic: String?, pushType: PushType?, usesTokens: Bool)
 
         var dialect: NotificationLineParser.Dialect {
@@ -182,13 +207,11 @@ struct JSONLinesCheck: Sendable {
                 try line.validate(encoder: encoder, format: format)
             case .http2(let topic, let pushType, let usesTokens):
                 try ProviderRequest.checkToken(line.token)
-                if let given = line.pushType,
-                    let problem = SendCommand.HTTP2Options.unknownPushType(given, named: "pushType")
-                {
+                if let given = line.pushType, let problem = PushType.unknownTypeProblem(given, named: "pushType") {
                     throw LegacyAPNsError(.malformedInput, problem)
                 }
                 let type = line.pushType ?? pushType ?? .inferred(forJSON: line.payload)
-                if type == .liveActivity, line.topic == nil { line.topic = SendCommand.liveActivityTopic(topic) }
+                if type == .liveActivity, line.topic == nil { line.topic = PushType.liveActivityTopic(topic) }
                 if let (_, explanation) = ProviderRequest.problem(
                     payloadCount: line.payload.count, pushType: type, priority: line.priority,
                     topic: line.topic ?? topic, collapseID: line.collapseID, usesTokens: usesTokens)
@@ -205,6 +228,11 @@ struct JSONLinesCheck: Sendable {
             }
         }
     }
+}
+
+/// Checks one part of a JSON Lines input and spools what it holds.
+struct JSONLinesCheck: Sendable {
+    typealias Validation = JSONLinesInput.Validation
 
     let validation: Validation
     /// Lines before this one are skipped unparsed.
@@ -230,8 +258,8 @@ struct JSONLinesCheck: Sendable {
     enum Failure: Sendable {
         /// A bad line, numbered within its part.
         case line(NotificationLineParser.LineError)
-        /// Anything else: a ``CLIError`` (unreadable input), a ``LegacyAPNsError`` (no room for the
-        /// spool: `.fileError`), each with the exit status its kind gives.
+        /// Anything else: a ``LegacyAPNsError`` (`.fileError`: unreadable input, no room for the
+        /// spool).
         case other(any Error & Sendable)
 
         /// The error to report once the lines of the parts before are known.
@@ -259,7 +287,7 @@ struct JSONLinesCheck: Sendable {
         var sink = LineSink(check: self, spool: spool)
         defer { sink.release() }
         do {
-            try Files.forEachChunk(input, path: name, range: range) { chunk in
+            try InputFile.forEachChunk(input, path: name, range: range) { chunk in
                 try splitter.feed(chunk) { try sink.handle($0, number: $1) }
             }
             try splitter.finish { try sink.handle($0, number: $1) }
@@ -273,10 +301,8 @@ struct JSONLinesCheck: Sendable {
             } else {
                 outcome.failure = .other(error)
             }
-        } catch let error as CLIError {
-            outcome.failure = .other(error)
         } catch {
-            outcome.failure = .other(CLIError.usage("\(error)"))
+            outcome.failure = .other(LegacyAPNsError(.fileError, "cannot read \(name): \(error)"))
         }
         outcome.lineCount = splitter.lineNumber
         return outcome

@@ -5,7 +5,7 @@ import LegacyAPNs
 import TestSupport
 import Testing
 
-@testable import LegacyPushCLI
+@testable import APNsInput
 
 /// Issue #14: `serve --feedback-file` takes the raw tuples `feedback --save` writes as well as
 /// JSON Lines, and empty lists and polls say "0 tuples".
@@ -26,13 +26,13 @@ import Testing
         let long = try FeedbackFile.parse(Fixtures.bytes(Fixtures.feedback("feedback-long-token.bin")), name: "l")
         #expect(long.records.map(\.token.count) == [100])
         for name in ["feedback-truncated.bin", "feedback-token-length-zero.bin"] {
-            let error = try #require(throws: CLIError.self) {
+            let error = try #require(throws: LegacyAPNsError.self) {
                 try FeedbackFile.parse(Fixtures.bytes(Fixtures.feedback(name)), name: "'\(name)'")
             }
             #expect(
-                error.message.hasPrefix(
+                error.reason.hasPrefix(
                     "'\(name)' is neither JSON Lines ({\"time\":N,\"token\":\"<hex>\"} a line) nor raw feedback tuples "
-                        + "(as feedback --save writes them): "), "\(error.message)")
+                        + "(as feedback --save writes them): "), "\(error.reason)")
         }
     }
 
@@ -61,8 +61,8 @@ import Testing
         ),
     ])
     func badJSONLinesNameTheLine(text: String, message: String) throws {
-        let error = try #require(throws: CLIError.self) { try FeedbackFile.parse(Array(text.utf8), name: "'f'") }
-        #expect(error.message == message)
+        let error = try #require(throws: LegacyAPNsError.self) { try FeedbackFile.parse(Array(text.utf8), name: "'f'") }
+        #expect(error.reason == message)
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -1,12 +1,10 @@
-internal import APNsRuntime
-
 /// Renders `--help` in swift-argument-parser's layout: OVERVIEW, USAGE, ARGUMENTS, OPTIONS,
 /// ENVIRONMENT, SUBCOMMANDS, EXAMPLES.
-enum HelpFormatter {
-    static let columnWidth = 26
-    static let lineWidth = 80
+package enum HelpFormatter {
+    package static let columnWidth = 26
+    package static let lineWidth = 80
 
-    static func render(_ command: CommandSpec, path: String) -> String {
+    package static func render(_ command: CommandSpec, path: String) -> String {
         var out = "OVERVIEW: \(command.abstract)\n"
         if !command.discussion.isEmpty {
             out += "\n" + wrap(command.discussion, indent: 0) + "\n"
@@ -49,7 +47,7 @@ enum HelpFormatter {
         return out
     }
 
-    static func usage(_ command: CommandSpec, path: String) -> String {
+    package static func usage(_ command: CommandSpec, path: String) -> String {
         if !command.subcommands.isEmpty { return "\(path) <subcommand>" }
         var parts = [path]
         let given = Set(path.split(separator: " ").filter { $0.hasPrefix("--") }.map { $0.dropFirst(2) })
@@ -72,7 +70,7 @@ enum HelpFormatter {
             .split(separator: glue, omittingEmptySubsequences: false).joined(separator: " ")
     }
 
-    static func row(_ label: String, _ help: String) -> String {
+    package static func row(_ label: String, _ help: String) -> String {
         let indent = String(repeating: " ", count: columnWidth)
         let wrapped = wrap(help, indent: columnWidth)
         let padded = "  " + label
@@ -84,7 +82,7 @@ enum HelpFormatter {
     }
 
     /// Word-wraps `text` to the line width, indenting continuation lines by `indent`.
-    static func wrap(_ text: String, indent: Int, firstLineUsed: Int? = nil) -> String {
+    package static func wrap(_ text: String, indent: Int, firstLineUsed: Int? = nil) -> String {
         var lines: [String] = []
         for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
             var line = ""

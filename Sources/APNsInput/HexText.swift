@@ -1,3 +1,5 @@
+import APNsCore
+
 /// Hex text as the annotated fixtures write it (`Fixtures/frames/*.hex`) and `frame encode --hex`
 /// prints it: pairs of hex digits, white space anywhere, and `#` starting a comment that runs to
 /// the end of the line.
@@ -7,12 +9,12 @@
 /// 01                  # command 1: enhanced
 /// 00 00 04 d2         # identifier: 1234
 /// ```
-enum HexText {
+public enum HexText {
     /// The bytes the text spells.
     ///
-    /// - Throws: ``CLIError`` naming the line of a character that is not a hex digit, and an odd
+    /// - Throws: ``LegacyAPNsError`` (`.malformedInput`) naming the line of a character that is not a hex digit, and an odd
     ///   number of digits.
-    static func decode(_ text: [UInt8], name: String) throws -> [UInt8] {
+    public static func decode(_ text: [UInt8], name: String) throws -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.count / 3)
         var high: UInt8?
@@ -35,7 +37,8 @@ enum HexText {
                     let shown =
                         character >= 0x21 && character < 0x7F
                         ? "'\(Character(Unicode.Scalar(character)))'" : "byte 0x\(String(character, radix: 16))"
-                    throw CLIError.usage(
+                    throw LegacyAPNsError(
+                        .malformedInput,
                         "\(name) line \(line): \(shown) is not a hex digit (--hex reads hex pairs, # comments and "
                             + "white space)")
                 }
@@ -48,13 +51,13 @@ enum HexText {
             }
         }
         if high != nil {
-            throw CLIError.usage("\(name) ends with half a byte: an odd number of hex digits")
+            throw LegacyAPNsError(.malformedInput, "\(name) ends with half a byte: an odd number of hex digits")
         }
         return bytes
     }
 
     /// `bytes` as lowercase hex pairs, `perLine` a line, each line ending in a newline.
-    static func encode(_ bytes: [UInt8], perLine: Int = 16) -> String {
+    public static func encode(_ bytes: [UInt8], perLine: Int = 16) -> String {
         let digits = Array("0123456789abcdef")
         var out = ""
         out.reserveCapacity(bytes.count * 3 + bytes.count / perLine + 1)
