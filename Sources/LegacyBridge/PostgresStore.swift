@@ -13,7 +13,7 @@ internal import CLibPQ
 /// - Schema: created at first open in the schema `legacy_push`, versioned in
 ///   `legacy_push.schema_version`; a newer version than this release knows is refused.
 /// - Durability: ordinary (logged) tables. The 410s are committed synchronously (on disk before the
-///   notification counts as delivered); the resend memory's commits do not wait for the WAL to
+///   notification counts as delivered); the window's claims, verdicts and memory do not wait for the WAL to
 ///   reach the disk (`synchronous_commit = off`), as the SQLite store's do not: a crash of the
 ///   database server can lose its last fraction of a second (PostgreSQL's WAL writer flushes every
 ///   200 ms), and resends of what it held are then delivered again without a word.
@@ -111,14 +111,24 @@ public final class PostgresStore: BridgeStorage {
                 seconds.append(String(time))
             }
         }
-        try execute(
-            """
-            INSERT INTO legacy_push.feedback (topic, token, seconds)
-            SELECT t, decode(k, 'hex'), s FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(t, k, s)
-            ON CONFLICT (topic, token) DO UPDATE SET seconds = greatest(feedback.seconds, excluded.seconds),
-                claimed_until = CASE WHEN excluded.seconds > feedback.seconds THEN NULL ELSE feedback.claimed_until END
-            """, [Self.array(topics), Self.array(tokens), Self.array(seconds)],
-            what: "store \(tuples.count) feedback tuple(s)")
+        try durably("store \(tuples.count) feedback tuple(s)") {
+            try self.run(
+                """
+                INSERT INTO legacy_push.feedback (topic, token, seconds)
+                SELECT t, decode(k, 'hex'), s FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(t, k, s)
+                ON CONFLICT (topic, token) DO UPDATE SET seconds = greatest(feedback.seconds, excluded.seconds),
+                    claimed_until = CASE WHEN excluded.seconds > feedback.seconds THEN NULL ELSE feedback.claimed_until END
+                """, [Self.array(topics), Self.array(tokens), Self.array(seconds)])
+        }
+    }
+
+    /// Runs `body` in a transaction that waits for the WAL to reach the disk (the 410s: the
+    /// connection's default does not).
+    private func durably(_ what: String, _ body: () throws -> Void) throws {
+        try transaction(what: what) {
+            try self.run("SET LOCAL synchronous_commit = on", [])
+            try body()
+        }
     }
 
     /// Claims up to `limit` unclaimed tuples of `topic` for one reader, oldest first.
@@ -143,13 +153,17 @@ public final class PostgresStore: BridgeStorage {
     /// Deletes tuples written to a reader completely (one updated since, with a later time, stays).
     public func forget(_ records: [FeedbackRecord], topic: String) throws {
         guard !records.isEmpty else { return }
-        try execute(
-            """
-            DELETE FROM legacy_push.feedback f USING unnest($2::text[], $3::bigint[]) AS u(k, s)
-            WHERE f.topic = $1 AND f.token = decode(u.k, 'hex') AND f.seconds <= u.s
-            """,
-            [topic, Self.array(records.map { $0.token.hexString }), Self.array(records.map { String($0.timestamp) })],
-            what: "update the feedback tuples")
+        try durably("update the feedback tuples") {
+            try self.run(
+                """
+                DELETE FROM legacy_push.feedback f USING unnest($2::text[], $3::bigint[]) AS u(k, s)
+                WHERE f.topic = $1 AND f.token = decode(u.k, 'hex') AND f.seconds <= u.s
+                """,
+                [
+                    topic, Self.array(records.map { $0.token.hexString }),
+                    Self.array(records.map { String($0.timestamp) }),
+                ])
+        }
     }
 
     /// Releases the claim on tuples a reader was handed but could not be written.
@@ -502,8 +516,12 @@ public final class PostgresStore: BridgeStorage {
     /// Connects with `connection` (a URI or key=value string, expanded as libpq's `dbname`),
     /// with ``connectTimeoutSeconds`` unless the string sets `connect_timeout` itself.
     private static func open(_ connection: String) -> OpaquePointer? {
-        let keywords = ["connect_timeout", "dbname"]
-        let values = [String(connectTimeoutSeconds), connection]
+        // Commits do not wait for the WAL to reach the disk unless a statement says so (the 410s
+        // do, in `add` and `forget`): the window's claims and verdicts may be lost to a crash of
+        // the database server (see the type's durability note), and waiting for a flush on every
+        // claim would cap a bridge at the disk's flush rate.
+        let keywords = ["connect_timeout", "options", "dbname"]
+        let values = [String(connectTimeoutSeconds), "-c synchronous_commit=off", connection]
         return withCStrings(keywords) { keywordPointers in
             withCStrings(values) { valuePointers in
                 // Terminated by a null keyword; later entries (the expanded string's) override earlier ones.
