@@ -60,10 +60,11 @@ if sources_changed; then
     compile APNsCredentials $(find Sources/APNsCredentials -name '*.swift' | sort)
     compile APNsRuntime $(find Sources/APNsRuntime -name '*.swift' | sort)
     compile APNsMetrics $(find Sources/APNsMetrics -name '*.swift' | sort)
+    compile APNsInbox $(find Sources/APNsInbox -name '*.swift' | sort)
     compile GatewaySimulator $(find Sources/GatewaySimulator -name '*.swift' | sort)
     compile FuzzHarness $(find Fuzz/Harness -name '*.swift' | sort)
     swiftc "${flags[@]}" -module-name FuzzEntry Fuzz/Entry/FuzzEntry.swift "$build"/APNsCore.o \
-        "$build"/APNsCredentials.o "$build"/APNsRuntime.o "$build"/APNsMetrics.o "$build"/GatewaySimulator.o \
+        "$build"/APNsCredentials.o "$build"/APNsRuntime.o "$build"/APNsMetrics.o "$build"/APNsInbox.o "$build"/GatewaySimulator.o \
         "$build"/FuzzHarness.o \
         "$build"/CHexDecode.o "$build"/CFileGuard.o \
         -lssl -lcrypto -lnghttp2 -lm -o "$binary"
