@@ -312,68 +312,79 @@ public final class PostgresStore: BridgeStorage {
     /// its memory does not know (``claim(_:lifetime:)``), which covers its own earlier entries.
     public func resendWindow(lifetime: Duration, capacity: Int) throws -> [BridgeResendMemory.Record] { [] }
 
-    /// Claims `keys` for this bridge, in one statement (see ``BridgeStorage/claim(_:lifetime:)``):
-    /// `INSERT ... ON CONFLICT DO UPDATE ... WHERE` takes the keys no row holds, rows past their
-    /// lifetime (`lifetime` for the memory's, ``claimLifetime`` for claims) and pending rows of
-    /// bridges silent for ``ownerTimeout``; what it did not take is read from the statement's
-    /// snapshot. A key another bridge inserted in the same instant is in neither: the caller asks
-    /// again.
+    /// Claims `keys` for this bridge (see ``BridgeStorage/claim(_:lifetime:)``). One statement in
+    /// the common case: `INSERT ... ON CONFLICT DO NOTHING RETURNING` takes the keys no row holds,
+    /// and the statement's snapshot says what the others hold, without locking them (a lock on
+    /// a row another bridge's window commit is writing would make the two wait for each other).
+    /// Rows past their lifetime (`lifetime` for the memory's, ``claimLifetime`` for claims) and
+    /// pending rows of bridges silent for ``ownerTimeout`` are taken over by a second statement,
+    /// for those keys only. A key another bridge took in the same instant comes back in neither:
+    /// the caller asks again.
     public func claim(_ keys: [BridgeResendKey], lifetime: Duration) throws -> [BridgeResendKey: SharedWindowEntry]? {
         guard !keys.isEmpty else { return [:] }
         var unique: [BridgeResendKey] = []
         var seen = Set<BridgeResendKey>()
-        for key in keys where seen.insert(key).inserted { unique.append(key) }  // one row, one update
-        // Every bridge locks rows in one order (fewer deadlocks between them; one that happens
-        // anyway is run again).
+        for key in keys where seen.insert(key).inserted { unique.append(key) }
+        // One order for every statement that touches window rows (fewer deadlocks between
+        // bridges; one that happens anyway is run again).
         unique.sort(by: Self.lockOrder)
+        let parameters = [
+            String(lifetime.components.seconds), String(claimLifetime.components.seconds),
+            String(Self.ownerTimeout.components.seconds), instance,
+        ]
+        // $3, $4: the lifetimes; $5: the owner timeout; $6: this bridge.
+        let stale =
+            "(w.stored <= now() - make_interval(secs => CASE WHEN w.claim THEN $4::float8 ELSE $3::float8 END) "
+            + "OR (w.kind = 0 AND NOT coalesce((SELECT b.seen > now() - make_interval(secs => $5::float8) "
+            + "FROM legacy_push.bridges b WHERE b.name = w.owner), false)))"
         let rows = try query(
             """
             WITH u AS (SELECT i, decode(d, 'hex') AS d FROM unnest($1::bigint[], $2::text[]) AS u(i, d)),
             known AS (
-                SELECT w.identifier, w.digest, w.kind, w.status, w.seconds, w.reason,
-                    coalesce(b.seen > now() - make_interval(secs => $5::float8), false) AS alive
-                FROM u JOIN legacy_push.window w ON w.identifier = u.i AND w.digest = u.d
-                LEFT JOIN legacy_push.bridges b ON b.name = w.owner),
+                SELECT w.identifier, w.digest, w.kind, w.status, w.seconds, w.reason, \(stale) AS stale
+                FROM u JOIN legacy_push.window w ON w.identifier = u.i AND w.digest = u.d),
             won AS (
-                INSERT INTO legacy_push.window AS w
-                    (identifier, digest, kind, status, seconds, reason, owner, stored, claim)
+                INSERT INTO legacy_push.window (identifier, digest, kind, status, seconds, reason, owner, stored, claim)
                 SELECT i, d, 0, 0, 0, '', $6, now(), true FROM u
-                ON CONFLICT (identifier, digest) DO UPDATE SET kind = 0, status = 0, seconds = 0, reason = '',
-                    owner = excluded.owner, stored = excluded.stored, claim = true
-                WHERE w.stored <= now() - make_interval(secs => CASE WHEN w.claim THEN $4::float8 ELSE $3::float8 END)
-                    OR (w.kind = 0 AND NOT coalesce(
-                        (SELECT b.seen > now() - make_interval(secs => $5::float8) FROM legacy_push.bridges b
-                         WHERE b.name = w.owner), false))
-                RETURNING w.identifier, w.digest)
-            SELECT k.identifier, encode(k.digest, 'hex'), k.kind, k.status, k.seconds, k.reason, k.alive,
-                won.identifier IS NOT NULL
-            FROM known k LEFT JOIN won ON won.identifier = k.identifier AND won.digest = k.digest
+                ON CONFLICT (identifier, digest) DO NOTHING
+                RETURNING identifier, digest)
+            SELECT identifier, encode(digest, 'hex'), kind, status, seconds, reason, stale FROM known
             UNION ALL
-            SELECT won.identifier, encode(won.digest, 'hex'), -1, 0, 0, '', true, true FROM won
-            WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.identifier = won.identifier AND k.digest = won.digest)
-            """,
-            Self.keyColumns(unique) + [
-                String(lifetime.components.seconds), String(claimLifetime.components.seconds),
-                String(Self.ownerTimeout.components.seconds), instance,
-            ], what: "claim in the resend window")
+            SELECT identifier, encode(digest, 'hex'), -1, 0, 0, '', false FROM won
+            """, Self.keyColumns(unique) + parameters, what: "claim in the resend window")
         var found: [BridgeResendKey: SharedWindowEntry] = [:]
+        var takeOver: [BridgeResendKey] = []
+        var wasPending = Set<BridgeResendKey>()
         for row in rows {
             guard let identifier = UInt32(row[0]), let digest = UInt128(row[1], radix: 16),
                 let kind = Int(row[2]), let status = UInt8(row[3]), let seconds = UInt32(row[4])
             else { continue }
             let key = BridgeResendKey(identifier: identifier, digest: digest)
-            let won = row[7] == "t"
-            switch (won, kind) {
-            case (true, -1): found[key] = .claimed  // no row held it
-            case (true, 0): found[key] = .orphaned  // a pending copy taken over: it may have gone out
-            case (true, _): found[key] = .claimed  // a verdict past its lifetime
-            case (false, 0): found[key] = .pending  // at a bridge that is alive
-            case (false, _):
-                guard let verdict = Self.decode(kind: kind, status: status, seconds: seconds, reason: row[5]) else {
-                    continue
-                }
+            if kind == -1 {
+                found[key] = .claimed  // no row held it
+            } else if row[6] == "t" {
+                takeOver.append(key)
+                if kind == 0 { wasPending.insert(key) }
+            } else if kind == 0 {
+                found[key] = .pending  // upstream at a bridge that is alive
+            } else if let verdict = Self.decode(kind: kind, status: status, seconds: seconds, reason: row[5]) {
                 found[key] = .settled(verdict)
             }
+        }
+        guard !takeOver.isEmpty else { return found }
+        let taken = try query(
+            """
+            UPDATE legacy_push.window w SET kind = 0, status = 0, seconds = 0, reason = '', owner = $6,
+                stored = now(), claim = true
+            FROM unnest($1::bigint[], $2::text[]) AS u(i, d)
+            WHERE w.identifier = u.i AND w.digest = decode(u.d, 'hex') AND \(stale)
+            RETURNING w.identifier, encode(w.digest, 'hex')
+            """, Self.keyColumns(takeOver) + parameters, what: "take over claims in the resend window")
+        for row in taken {
+            guard let identifier = UInt32(row[0]), let digest = UInt128(row[1], radix: 16) else { continue }
+            let key = BridgeResendKey(identifier: identifier, digest: digest)
+            // A pending copy taken over may have gone out; a verdict past its lifetime is history.
+            found[key] = wasPending.contains(key) ? .orphaned : .claimed
         }
         return found
     }
