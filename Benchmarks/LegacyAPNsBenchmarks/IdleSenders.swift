@@ -37,7 +37,7 @@ enum IdleSendersBenchmarks {
             defer { serve.stop() }
             let bridge = try BridgeProcess(
                 upstreamPort: serve.port, store: scratch + "/bridge.sqlite", log: scratch + "/bridge.log",
-                extra: ["--max-connections", String(count + 100)])
+                extra: ["--max-connections", String(count + 100), "--park-after", "2"])
             defer { bridge.stop() }
             let pid = bridge.process.processIdentifier
             let identity = try ClientIdentity(

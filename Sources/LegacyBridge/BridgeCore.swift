@@ -34,7 +34,7 @@ final class BridgeCore: Sendable {
     /// Where idle sender connections wait without a thread (nil: ``Bridge/Configuration/parkAfter`` is nil).
     let idleSenders: IdleSenders?
 
-    init(configuration: Bridge.Configuration, store: any BridgeStorage) throws {
+    init(configuration: Bridge.Configuration, store: any BridgeStorage, claims: (any BridgeStorage)? = nil) throws {
         self.configuration = configuration
         self.idleSenders = try configuration.parkAfter.map { _ in
             try IdleSenders(idleTimeout: configuration.idleTimeout)
@@ -64,7 +64,7 @@ final class BridgeCore: Sendable {
         self.routing.withLock { $0 = routing }
         router.core = self
         self.store = BridgeStore(
-            store: store, windowLifetime: memoryConfiguration.lifetime,
+            store: store, claims: claims, windowLifetime: memoryConfiguration.lifetime,
             stored: { batch, failure in router.core?.stored(batch, failure: failure) },
             windowFailed: { failure in
                 router.core?.emit(

@@ -85,7 +85,7 @@ final class BridgeStore: @unchecked Sendable {
     private let windowLifetime: Duration
 
     init(
-        store: any BridgeStorage, windowLifetime: Duration,
+        store: any BridgeStorage, claims: (any BridgeStorage)? = nil, windowLifetime: Duration,
         stored: @escaping @Sendable ([Addition], LegacyAPNsError?) -> Void,
         windowFailed: @escaping @Sendable (LegacyAPNsError) -> Void
     ) {
@@ -94,6 +94,7 @@ final class BridgeStore: @unchecked Sendable {
         self.windowFailed = windowFailed
         self.windowLifetime = windowLifetime
         self.isShared = store is PostgresStore
+        self.claimLane = claims.map { ClaimLane(store: $0, windowLifetime: windowLifetime) }
         OSThread.start(name: "apns-bridge-store") { self.run() }
     }
 
@@ -184,7 +185,8 @@ final class BridgeStore: @unchecked Sendable {
     ) {
         guard isShared else { return (.success(nil), false) }
         let reply = Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>()
-        guard enqueue(.claim(keys, reply: reply)) else {
+        let queued = claimLane?.enqueue(keys, reply: reply) ?? enqueue(.claim(keys, reply: reply))
+        guard queued else {
             return (.failure(LegacyAPNsError(.cancelled, "the bridge is stopping")), false)
         }
         // Bounded: a slow or silent database costs senders status 10 for what cannot be looked
@@ -213,6 +215,10 @@ final class BridgeStore: @unchecked Sendable {
 
     /// Whether other bridges use the store too (its window must be asked about unknown frames).
     let isShared: Bool
+    /// Claims on a database connection and thread of their own, when there is a second
+    /// connection: a session's claim then does not wait behind the window commits (each a
+    /// transaction of several round trips) queued on this thread.
+    private let claimLane: ClaimLane?
 
     /// Tuples held (blocks the calling thread).
     func count() -> Int {
@@ -223,6 +229,7 @@ final class BridgeStore: @unchecked Sendable {
 
     /// Commits what is queued, then ends the thread (blocks until it has).
     func stop() {
+        claimLane?.stop()
         lock.withLock {
             stopping = true
             lock.broadcast()
@@ -332,12 +339,15 @@ extension BridgeStore {
     /// Answers every session's claim queued at once with one statement (one round trip for
     /// all of them: the senders of a fleet with bad tokens reconnect and resend all the time).
     private func claimAll(_ requests: [Request]) {
+        var replies: [ClaimLane.Asked] = []
+        for case .claim(let asked, let reply) in requests { replies.append((reply, asked)) }
+        Self.claimAll(replies, in: store, windowLifetime: windowLifetime)
+    }
+
+    /// Answers claims asked at once with one statement on `store`.
+    static func claimAll(_ replies: [ClaimLane.Asked], in store: any BridgeStorage, windowLifetime: Duration) {
         var keys: [BridgeResendKey] = []
-        var replies: [(Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>, [BridgeResendKey])] = []
-        for case .claim(let asked, let reply) in requests {
-            keys += asked
-            replies.append((reply, asked))
-        }
+        for (_, asked) in replies { keys += asked }
         guard !replies.isEmpty else { return }
         let result: Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>
         do {
@@ -445,6 +455,64 @@ final class Reply<Value: Sendable>: @unchecked Sendable {
                 _ = lock.wait(timeout: Swift.min(left, 1))
             }
             return value
+        }
+    }
+}
+
+/// The claims of a fleet's bridge on a connection and thread of their own (``BridgeStore``).
+final class ClaimLane: @unchecked Sendable {
+    // @unchecked: `asked` and `stopping` are guarded by `lock`; `store` is the lane thread's.
+    typealias Asked = (
+        reply: Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>, keys: [BridgeResendKey]
+    )
+    private let store: any BridgeStorage
+    private let windowLifetime: Duration
+    private let lock = ConditionLock()
+    private var asked: [Asked] = []
+    private var stopping = false
+    private var finished = false
+
+    init(store: any BridgeStorage, windowLifetime: Duration) {
+        self.store = store
+        self.windowLifetime = windowLifetime
+        OSThread.start(name: "apns-bridge-claims") { self.run() }
+    }
+
+    func enqueue(
+        _ keys: [BridgeResendKey], reply: Reply<Result<[BridgeResendKey: SharedWindowEntry]?, LegacyAPNsError>>
+    )
+        -> Bool
+    {
+        lock.withLock {
+            guard !stopping else { return false }
+            asked.append((reply, keys))
+            lock.broadcast()
+            return true
+        }
+    }
+
+    func stop() {
+        lock.withLock {
+            stopping = true
+            lock.broadcast()
+            while !finished { _ = lock.wait(timeout: 1) }
+        }
+    }
+
+    private func run() {
+        while true {
+            let (batch, done): ([Asked], Bool) = lock.withLock {
+                while asked.isEmpty, !stopping { _ = lock.wait(timeout: 1) }
+                defer { asked.removeAll(keepingCapacity: true) }
+                return (asked, stopping && asked.isEmpty)
+            }
+            BridgeStore.claimAll(batch, in: store, windowLifetime: windowLifetime)
+            if done || (stopping && batch.isEmpty) { break }
+        }
+        store.close()
+        lock.withLock {
+            finished = true
+            lock.broadcast()
         }
     }
 }

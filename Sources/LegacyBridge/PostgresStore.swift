@@ -65,6 +65,16 @@ public final class PostgresStore: BridgeStorage {
         try heartbeat()
     }
 
+    /// A second connection for the same bridge (the same ``instance``, owner of the same rows):
+    /// the bridge claims on it, beside the store thread's connection.
+    public init(sameBridgeAs other: PostgresStore) throws {
+        self.connectionString = other.connectionString
+        self.claimLifetime = other.claimLifetime
+        self.location = other.location
+        self.instance = other.instance
+        try connect()
+    }
+
     deinit { close() }
 
     /// Whether `store` names a PostgreSQL database rather than an SQLite file: a `postgresql://`
