@@ -23,12 +23,7 @@ enum QuietSender {
     }
 
     static func run(port: UInt16, count: Int, bad: Set<Int>, errorTimeout: Double = 1) throws -> Outcome {
-        let identity = try ClientIdentity(
-            pkcs12: Array(try Data(contentsOf: URL(fileURLWithPath: Package.certs("universal-modern.p12")))),
-            passphrase: "secret")
-        let ca = Certificate.certificates(
-            pemRepresentation: Array(try Data(contentsOf: URL(fileURLWithPath: Package.certs("ca.pem")))))
-        let context = try TLSContext.client(TLSConfiguration(identity: identity, trust: .certificates(ca)))
+        let context = try TLSContext.client(Package.senderTLS())
         // The frames, encoded once: what the sender writes is then only bytes (identifier = index).
         var offsets = [0]
         var bytes = ByteWriter(capacity: count * 200)
@@ -97,5 +92,18 @@ enum QuietSender {
         }
         outcome.seconds = Monotonic.now() - start - quietWait
         return outcome
+    }
+}
+
+extension Package {
+    /// The fixtures' sender identity (`universal-modern.p12`) trusting the fixtures' CA: what a
+    /// benchmark's sender presents to our simulators and bridges.
+    static func senderTLS() throws -> TLSConfiguration {
+        let identity = try ClientIdentity(
+            pkcs12: Array(try Data(contentsOf: URL(fileURLWithPath: certs("universal-modern.p12")))),
+            passphrase: "secret")
+        let ca = Certificate.certificates(
+            pemRepresentation: Array(try Data(contentsOf: URL(fileURLWithPath: certs("ca.pem")))))
+        return TLSConfiguration(identity: identity, trust: .certificates(ca))
     }
 }

@@ -40,12 +40,8 @@ enum IdleSendersBenchmarks {
                 extra: ["--max-connections", String(count + 100), "--park-after", "2"])
             defer { bridge.stop() }
             let pid = bridge.process.processIdentifier
-            let identity = try ClientIdentity(
-                pkcs12: Array(try Data(contentsOf: URL(fileURLWithPath: Package.certs("universal-modern.p12")))),
-                passphrase: "secret")
-            let ca = Certificate.certificates(
-                pemRepresentation: Array(try Data(contentsOf: URL(fileURLWithPath: Package.certs("ca.pem")))))
-            let context = try TLSContext.client(TLSConfiguration(identity: identity, trust: .certificates(ca)))
+            let tls = try Package.senderTLS()
+            let context = try TLSContext.client(tls)
             let endpoint = Endpoint(host: "127.0.0.1", port: bridge.port)
             // One sender first: the bridge's threads and memory with one connection's worth of
             // warm-up (the upstream connected, the TLS code paged in).
@@ -84,8 +80,7 @@ enum IdleSendersBenchmarks {
             // A new sender while they are held: connect, send, confirmation barrier.
             let client = try PushClient(
                 configuration: PushClient.Configuration(
-                    gateway: .custom(host: "127.0.0.1", port: bridge.port),
-                    tls: TLSConfiguration(identity: identity, trust: .certificates(ca))))
+                    gateway: .custom(host: "127.0.0.1", port: bridge.port), tls: tls))
             let newStart = Clock.now()
             let newReport = await client.send([notification(count + 1)])
             let newSeconds = Clock.now() - newStart

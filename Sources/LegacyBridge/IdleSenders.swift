@@ -73,7 +73,10 @@ final class IdleSenders: @unchecked Sendable {
             }
             if !stopping {
                 let now = Monotonic.now()
-                let nextDeadline = parked.map { $0.lastActivity + idleTimeout }.min() ?? .infinity
+                var nextDeadline = Double.infinity
+                for connection in parked {
+                    nextDeadline = Swift.min(nextDeadline, connection.lastActivity + idleTimeout)
+                }
                 poller.wait(timeout: Swift.max(0, Swift.min(0.5, nextDeadline - now)))
             }
             let now = Monotonic.now()

@@ -198,25 +198,19 @@ public final class PostgresStore: BridgeStorage {
     public func commit(_ changes: [BridgeWindowChange], expiring: Duration?) throws {
         // Runs of one kind, in order (a key stored then forgotten in one batch ends forgotten);
         // within a run of stores the last change of a key wins.
-        var index = 0
         var statements: [(String, [String])] = []
+        var index = 0
         while index < changes.count {
-            switch changes[index] {
-            case .memory(.forgotten), .claimReleased:
-                let claims: Bool
-                if case .claimReleased = changes[index] { claims = true } else { claims = false }
-                var keys: [BridgeResendKey] = []
-                while index < changes.count {
-                    if claims, case .claimReleased(let key) = changes[index] {
-                        keys.append(key)
-                    } else if !claims, case .memory(.forgotten(let key)) = changes[index] {
-                        keys.append(key)
-                    } else {
-                        break
-                    }
-                    index += 1
-                }
-                keys.sort(by: Self.lockOrder)
+            let run = Self.part(changes[index]).run
+            var latest: [BridgeResendKey: BridgeVerdict?] = [:]
+            var keys: [BridgeResendKey] = []
+            while index < changes.count, case let (kind, key, verdict) = Self.part(changes[index]), kind == run {
+                if latest.updateValue(verdict, forKey: key) == nil { keys.append(key) }
+                index += 1
+            }
+            keys.sort(by: Self.lockOrder)
+            let claims = run == .releaseClaims || run == .settleClaims
+            guard run == .remember || run == .settleClaims else {
                 statements.append(
                     (
                         """
@@ -225,68 +219,37 @@ public final class PostgresStore: BridgeStorage {
                         """ + (claims ? " AND w.claim AND w.owner = $3" : ""),
                         Self.keyColumns(keys) + (claims ? [instance] : [])
                     ))
-            case .memory(.stored), .claimSettled:
-                let claims: Bool
-                if case .claimSettled = changes[index] { claims = true } else { claims = false }
-                var latest: [BridgeResendKey: BridgeVerdict?] = [:]
-                var order: [BridgeResendKey] = []
-                while index < changes.count {
-                    let key: BridgeResendKey
-                    let verdict: BridgeVerdict?
-                    if claims, case .claimSettled(let claimed, let decided) = changes[index] {
-                        (key, verdict) = (claimed, decided)
-                    } else if !claims, case .memory(.stored(let stored, let remembered)) = changes[index] {
-                        (key, verdict) = (stored, remembered)
-                    } else {
-                        break
-                    }
-                    if latest.updateValue(verdict, forKey: key) == nil { order.append(key) }
-                    index += 1
-                }
-                order.sort(by: Self.lockOrder)
-                var columns = [[String]](repeating: [], count: 4)
-                for key in order {
-                    let (kind, status, seconds, reason) = Self.encode(latest[key] ?? nil)
-                    columns[0].append(String(kind))
-                    columns[1].append(String(status))
-                    columns[2].append(String(seconds))
-                    columns[3].append(reason)
-                }
-                let values = Self.keyColumns(order) + columns.map(Self.array) + [instance]
-                if claims {
-                    // Written whether or not the claim's row is still there (a resend answered from
-                    // the memory consumed the memory's row: its own answer is what a later copy
-                    // needs), but never over the memory's row or another bridge's claim.
-                    statements.append(
-                        (
-                            """
-                            INSERT INTO legacy_push.window AS w
-                                (identifier, digest, kind, status, seconds, reason, owner, stored, claim)
-                            SELECT i, decode(d, 'hex'), k, st, s, r, $7, now(), true
-                            FROM unnest($1::bigint[], $2::text[], $3::smallint[], $4::smallint[], $5::bigint[],
-                                $6::text[]) AS u(i, d, k, st, s, r)
-                            ON CONFLICT (identifier, digest) DO UPDATE SET kind = excluded.kind,
-                                status = excluded.status, seconds = excluded.seconds, reason = excluded.reason,
-                                stored = excluded.stored
-                            WHERE w.claim AND w.owner = excluded.owner
-                            """, values
-                        ))
-                } else {
-                    statements.append(
-                        (
-                            """
-                            INSERT INTO legacy_push.window
-                                (identifier, digest, kind, status, seconds, reason, owner, stored, claim)
-                            SELECT i, decode(d, 'hex'), k, st, s, r, $7, now(), false
-                            FROM unnest($1::bigint[], $2::text[], $3::smallint[], $4::smallint[], $5::bigint[],
-                                $6::text[]) AS u(i, d, k, st, s, r)
-                            ON CONFLICT (identifier, digest) DO UPDATE SET kind = excluded.kind,
-                                status = excluded.status, seconds = excluded.seconds, reason = excluded.reason,
-                                owner = excluded.owner, stored = excluded.stored, claim = false
-                            """, values
-                        ))
-                }
+                continue
             }
+            var columns = [[String]](repeating: [], count: 4)
+            for key in keys {
+                let (kind, status, seconds, reason) = Self.encode(latest[key] ?? nil)
+                columns[0].append(String(kind))
+                columns[1].append(String(status))
+                columns[2].append(String(seconds))
+                columns[3].append(reason)
+            }
+            // The memory's rows are written whatever was there. A claim's verdict is written
+            // whether or not the claim's row is still there (a resend answered from the memory
+            // consumed the memory's row: its own answer is what a later copy needs), but never
+            // over the memory's row or another bridge's claim.
+            let onConflict =
+                claims
+                ? "stored = excluded.stored WHERE w.claim AND w.owner = excluded.owner"
+                : "owner = excluded.owner, stored = excluded.stored, claim = false"
+            statements.append(
+                (
+                    """
+                    INSERT INTO legacy_push.window AS w
+                        (identifier, digest, kind, status, seconds, reason, owner, stored, claim)
+                    SELECT i, decode(d, 'hex'), k, st, s, r, $7, now(), \(claims)
+                    FROM unnest($1::bigint[], $2::text[], $3::smallint[], $4::smallint[], $5::bigint[],
+                        $6::text[]) AS u(i, d, k, st, s, r)
+                    ON CONFLICT (identifier, digest) DO UPDATE SET kind = excluded.kind,
+                        status = excluded.status, seconds = excluded.seconds, reason = excluded.reason,
+                        \(onConflict)
+                    """, Self.keyColumns(keys) + columns.map(Self.array) + [instance]
+                ))
         }
         if let expiring {
             // The memory's rows past its lifetime; settled claims past theirs (a pending claim is
@@ -311,6 +274,20 @@ public final class PostgresStore: BridgeStorage {
     /// The order in which statements touch window rows.
     private static func lockOrder(_ a: BridgeResendKey, _ b: BridgeResendKey) -> Bool {
         (a.identifier, a.digest) < (b.identifier, b.digest)
+    }
+
+    /// The four kinds of window change, each its own statement.
+    private enum Run { case forget, remember, releaseClaims, settleClaims }
+
+    /// A change as its statement's kind, key and verdict.
+    private static func part(_ change: BridgeWindowChange) -> (run: Run, key: BridgeResendKey, verdict: BridgeVerdict?)
+    {
+        switch change {
+        case .memory(.forgotten(let key)): (.forget, key, nil)
+        case .memory(.stored(let key, let verdict)): (.remember, key, verdict)
+        case .claimReleased(let key): (.releaseClaims, key, nil)
+        case .claimSettled(let key, let verdict): (.settleClaims, key, verdict)
+        }
     }
 
     /// Identifiers and hex digests of `keys`, as two array parameters.
